@@ -1,0 +1,234 @@
+//! Arguments as they arrive (text, bytes or a JSON value), checked for size and depth and
+//! turned into the JSON object the schema is checked against.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{ErrorCode, ToolError};
+
+/// The arguments of one call, in whatever form the provider gave them.
+///
+/// OpenAI sends a JSON string, Anthropic and Gemini a JSON object, an HTTP body is bytes.
+/// All three are accepted; an empty string or `null` counts as no arguments (`{}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolArguments {
+    /// JSON text, not yet parsed.
+    Text(String),
+    /// JSON bytes, not yet parsed (may be invalid UTF-8: that is reported, not panicked on).
+    Bytes(Vec<u8>),
+    /// An already parsed JSON value.
+    Value(Value),
+}
+
+impl From<Value> for ToolArguments {
+    fn from(value: Value) -> Self {
+        ToolArguments::Value(value)
+    }
+}
+
+impl From<String> for ToolArguments {
+    fn from(text: String) -> Self {
+        ToolArguments::Text(text)
+    }
+}
+
+impl From<&str> for ToolArguments {
+    fn from(text: &str) -> Self {
+        ToolArguments::Text(text.to_owned())
+    }
+}
+
+impl From<Vec<u8>> for ToolArguments {
+    fn from(bytes: Vec<u8>) -> Self {
+        ToolArguments::Bytes(bytes)
+    }
+}
+
+impl From<Map<String, Value>> for ToolArguments {
+    fn from(map: Map<String, Value>) -> Self {
+        ToolArguments::Value(Value::Object(map))
+    }
+}
+
+/// Size and nesting limits applied before arguments are parsed or validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArgumentLimits {
+    /// Largest accepted argument text, in bytes (for a parsed value: its approximate JSON size).
+    pub max_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects (`{}` has depth 1).
+    pub max_depth: usize,
+}
+
+impl Default for ArgumentLimits {
+    /// 1 MiB and 64 levels: far beyond any real tool call, far below what could hurt.
+    fn default() -> Self {
+        ArgumentLimits {
+            max_bytes: 1024 * 1024,
+            max_depth: 64,
+        }
+    }
+}
+
+impl ToolArguments {
+    /// The arguments as a JSON object, or the error the model should see.
+    pub fn into_object(self, limits: &ArgumentLimits) -> Result<Value, ToolError> {
+        let value = match self {
+            ToolArguments::Text(text) => parse_bytes(text.as_bytes(), limits)?,
+            ToolArguments::Bytes(bytes) => parse_bytes(&bytes, limits)?,
+            ToolArguments::Value(value) => match check_value(&value, limits) {
+                Ok(()) => value,
+                Err(error) => {
+                    dismantle(value);
+                    return Err(error);
+                }
+            },
+        };
+        match value {
+            Value::Object(_) => Ok(value),
+            Value::Null => Ok(Value::Object(Map::new())),
+            other => Err(ToolError::invalid_arguments(format!(
+                "the arguments must be a JSON object of the tool's parameters, but got {}",
+                describe(&other)
+            ))),
+        }
+    }
+}
+
+fn parse_bytes(bytes: &[u8], limits: &ArgumentLimits) -> Result<Value, ToolError> {
+    if bytes.len() > limits.max_bytes {
+        return Err(too_large(bytes.len(), limits));
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Map::new()));
+    }
+    let depth = text_depth(bytes);
+    if depth > limits.max_depth {
+        return Err(too_deep(limits));
+    }
+    serde_json::from_slice(bytes).map_err(|error| {
+        ToolError::invalid_arguments(format!(
+            "the arguments are not valid JSON: {error}; send one JSON object of the tool's parameters"
+        ))
+        .with_details(json!({"line": error.line(), "column": error.column()}))
+    })
+}
+
+/// Deepest nesting of `[`/`{` in JSON text, ignoring brackets inside strings.
+fn text_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Checks depth and approximate size of a parsed value without recursion.
+fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), ToolError> {
+    let mut size = 0usize;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((node, depth)) = stack.pop() {
+        size += match node {
+            Value::String(text) => text.len() + 2,
+            Value::Array(items) => {
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+                items.len() + 2
+            }
+            Value::Object(map) => {
+                stack.extend(map.values().map(|item| (item, depth + 1)));
+                map.keys().map(|key| key.len() + 4).sum::<usize>() + 2
+            }
+            _ => 8,
+        };
+        let is_container = matches!(node, Value::Array(_) | Value::Object(_));
+        if is_container && depth > limits.max_depth {
+            return Err(too_deep(limits));
+        }
+        if size > limits.max_bytes {
+            return Err(too_large(size, limits));
+        }
+    }
+    Ok(())
+}
+
+/// Drops a value one node at a time: a deeply nested value would overflow the stack if
+/// dropped recursively.
+pub(crate) fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, item)| item)),
+            _ => {}
+        }
+    }
+}
+
+fn too_large(size: usize, limits: &ArgumentLimits) -> ToolError {
+    ToolError::new(
+        ErrorCode::ArgumentsTooLarge,
+        format!(
+            "the arguments are about {size} bytes, over the limit of {} bytes; send less data",
+            limits.max_bytes
+        ),
+    )
+    .with_details(json!({"size": size, "limit": limits.max_bytes}))
+}
+
+fn too_deep(limits: &ArgumentLimits) -> ToolError {
+    ToolError::new(
+        ErrorCode::ArgumentsTooDeep,
+        format!(
+            "the arguments nest arrays and objects more than {} levels deep; flatten them",
+            limits.max_depth
+        ),
+    )
+    .with_details(json!({"limit": limits.max_depth}))
+}
+
+/// "an array", "the string \"x\"", ... for messages.
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.len() <= 40 => format!("the string {s:?}"),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_of_text_ignores_brackets_in_strings() {
+        assert_eq!(text_depth(br#"{"a": "[[[{{{", "b": [1, {"c": 2}]}"#), 3);
+        assert_eq!(text_depth(br#"{"a": "\"[[["}"#), 1);
+    }
+
+    #[test]
+    fn empty_and_null_mean_no_arguments() {
+        let limits = ArgumentLimits::default();
+        assert_eq!(ToolArguments::from("  ").into_object(&limits).unwrap(), json!({}));
+        assert_eq!(ToolArguments::from(Value::Null).into_object(&limits).unwrap(), json!({}));
+    }
+}

@@ -1,0 +1,73 @@
+//! One requested call and what came of it.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::arguments::ToolArguments;
+use crate::error::ToolError;
+
+/// A call a model asked for: its id, the tool's name and the arguments.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::ToolCall;
+///
+/// // Arguments as a value (Anthropic, Gemini) ...
+/// let a = ToolCall::new("call_1", "get_clinic_hours", json!({"day": "monday"}));
+/// // ... or as JSON text (OpenAI), parsed and checked by the registry.
+/// let b = ToolCall::new("call_2", "get_clinic_hours", r#"{"day": "monday"}"#);
+/// assert_eq!(a.name, b.name);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call, echoed in the outcome.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, in whatever form they came.
+    pub arguments: ToolArguments,
+}
+
+impl ToolCall {
+    /// A call with an id, a tool name and arguments (a `serde_json::Value`, a JSON string,
+    /// or JSON bytes).
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<ToolArguments>) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// The result of one call: always produced, one per call, whatever happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    /// The call's id, as given.
+    pub call_id: String,
+    /// The tool's name, as given.
+    pub tool: String,
+    /// The tool's JSON result, or the error for the model.
+    pub result: Result<Value, ToolError>,
+    /// Time from receiving the call to its outcome.
+    #[serde(serialize_with = "serialize_millis", rename = "duration_ms")]
+    pub duration: Duration,
+}
+
+impl ToolOutcome {
+    /// Whether the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// The error, if the call failed.
+    pub fn error(&self) -> Option<&ToolError> {
+        self.result.as_ref().err()
+    }
+}
+
+fn serialize_millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
+}

@@ -1,0 +1,41 @@
+//! Who is calling: an id and a role.
+
+use std::sync::Arc;
+
+/// The identity a call is made for. Cheap to clone.
+///
+/// The role decides which tools the caller sees and may run; the id is for the tools
+/// themselves (a tool may take `#[ctx] caller: Caller`) and for logs.
+///
+/// ```
+/// use toolgate::Caller;
+///
+/// let caller = Caller::new("user-42", "customer");
+/// assert_eq!(caller.id(), "user-42");
+/// assert_eq!(caller.role(), "customer");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Caller {
+    id: Arc<str>,
+    role: Arc<str>,
+}
+
+impl Caller {
+    /// A caller with an id and a role name from the registry's hierarchy.
+    pub fn new(id: impl Into<Arc<str>>, role: impl Into<Arc<str>>) -> Self {
+        Caller {
+            id: id.into(),
+            role: role.into(),
+        }
+    }
+
+    /// The caller's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The caller's role.
+    pub fn role(&self) -> &str {
+        &self.role
+    }
+}

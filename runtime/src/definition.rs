@@ -1,0 +1,159 @@
+//! What a tool is, as shown to a model and used by the runtime.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How much harm a call could do; policies use it to ask for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    /// Harmless (the default).
+    #[default]
+    Low,
+    /// Changes something that is easy to undo.
+    Medium,
+    /// Changes something that is hard to undo.
+    High,
+    /// Could cause lasting damage; should always be approved by a person.
+    Critical,
+}
+
+impl Risk {
+    /// The risk as written in `#[tool(risk = "...")]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+            Risk::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for Risk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Behaviour hints, as in MCP's tool annotations. They are claims by the tool's author.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Hints {
+    /// The tool changes nothing. Read-only calls of a batch run in parallel.
+    pub read_only: bool,
+    /// The tool may destroy or overwrite data.
+    pub destructive: bool,
+    /// Calling it twice with the same arguments has the effect of calling it once.
+    pub idempotent: bool,
+    /// The tool reaches the world outside the application (web, e-mail, ...).
+    pub open_world: bool,
+}
+
+/// Where a tool was defined, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// Source file, as `file!()` gives it.
+    pub file: String,
+    /// Line of the function.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// Everything known about a tool: what a model is shown and what the runtime enforces.
+///
+/// The `input_schema` is JSON Schema 2020-12 with an object root; it is exactly what calls
+/// are validated against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Unique name, matching `^[a-zA-Z0-9_-]{1,64}$`.
+    pub name: String,
+    /// Human-friendly title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// Group for listing (e.g. `"files"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Free-form tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The lowest role that may see and call the tool.
+    pub permission: String,
+    /// How risky a call is.
+    pub risk: Risk,
+    /// Behaviour hints.
+    pub hints: Hints,
+    /// JSON Schema of the arguments (object root).
+    pub input_schema: Value,
+    /// JSON Schema of the result, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Time limit of one call; `None` uses the registry's default.
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
+    /// Where the tool was defined, when known.
+    #[serde(skip)]
+    pub source: Option<SourceLocation>,
+}
+
+impl ToolDefinition {
+    /// A definition with the given name, description, permission and input schema; the other
+    /// fields take their defaults and can be set directly.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolgate::ToolDefinition;
+    ///
+    /// let mut definition = ToolDefinition::new(
+    ///     "echo",
+    ///     "Repeat the text back.",
+    ///     "public",
+    ///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    /// );
+    /// definition.hints.read_only = true;
+    /// assert_eq!(definition.name, "echo");
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        permission: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            group: None,
+            tags: Vec::new(),
+            permission: permission.into(),
+            risk: Risk::Low,
+            hints: Hints::default(),
+            input_schema,
+            output_schema: None,
+            timeout: None,
+            source: None,
+        }
+    }
+}
+
+/// Whether `name` is a valid tool name: `^[a-zA-Z0-9_-]{1,64}$`.
+///
+/// ```
+/// assert!(toolgate::is_valid_tool_name("get_clinic_hours"));
+/// assert!(!toolgate::is_valid_tool_name("get clinic hours"));
+/// ```
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}

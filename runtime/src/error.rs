@@ -1,0 +1,159 @@
+//! The error a tool call ends with, as the model reads it.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// A stable, machine-readable reason for a failed call.
+///
+/// Codes are strings on the wire (`"invalid_arguments"`, ...) and never change meaning.
+/// Tools may use their own codes with [`ErrorCode::Custom`] (e.g. `"not_found"`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No tool of that name is visible to the caller (also used for hidden tools).
+    UnknownTool,
+    /// The arguments are not valid JSON, not an object, or break the input schema.
+    InvalidArguments,
+    /// The arguments exceed the registry's size limit.
+    ArgumentsTooLarge,
+    /// The arguments nest deeper than the registry's depth limit.
+    ArgumentsTooDeep,
+    /// The tool did not finish within its timeout.
+    Timeout,
+    /// The call was cancelled through its cancellation token.
+    Cancelled,
+    /// The tool panicked; the panic was contained.
+    Panicked,
+    /// The tool ran and returned an error.
+    ExecutionFailed,
+    /// A code chosen by the tool itself.
+    Custom(Cow<'static, str>),
+}
+
+impl ErrorCode {
+    /// The code as it appears on the wire.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::ArgumentsTooLarge => "arguments_too_large",
+            ErrorCode::ArgumentsTooDeep => "arguments_too_deep",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Panicked => "panicked",
+            ErrorCode::ExecutionFailed => "execution_failed",
+            ErrorCode::Custom(code) => code,
+        }
+    }
+
+    /// Reads a code from its wire form; unknown strings become [`ErrorCode::Custom`].
+    pub fn parse(code: &str) -> ErrorCode {
+        match code {
+            "unknown_tool" => ErrorCode::UnknownTool,
+            "invalid_arguments" => ErrorCode::InvalidArguments,
+            "arguments_too_large" => ErrorCode::ArgumentsTooLarge,
+            "arguments_too_deep" => ErrorCode::ArgumentsTooDeep,
+            "timeout" => ErrorCode::Timeout,
+            "cancelled" => ErrorCode::Cancelled,
+            "panicked" => ErrorCode::Panicked,
+            "execution_failed" => ErrorCode::ExecutionFailed,
+            other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = Cow::<str>::deserialize(deserializer)?;
+        Ok(ErrorCode::parse(&code))
+    }
+}
+
+/// Why a call failed: a stable [`code`](ErrorCode), a message written for the model, and
+/// optional structured details (for example every schema violation with its JSON path).
+///
+/// Tools return it directly (`Result<T, ToolError>`) or any `E: Display`, which becomes
+/// an [`ErrorCode::ExecutionFailed`] error carrying `E`'s text.
+///
+/// ```
+/// use toolgate::{ErrorCode, ToolError};
+///
+/// let error = ToolError::new("not_found", "no pet with id 7; list the pets first");
+/// assert_eq!(error.code, ErrorCode::Custom("not_found".into()));
+/// assert_eq!(error.to_string(), "not_found: no pet with id 7; list the pets first");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// The stable reason.
+    pub code: ErrorCode,
+    /// What went wrong and, where possible, how to fix the call.
+    pub message: String,
+    /// Structured details, such as the list of schema violations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a code (an [`ErrorCode`] or a custom code string) and a message.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
+        ToolError {
+            code: code.into(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// The tool ran and failed: [`ErrorCode::ExecutionFailed`].
+    pub fn execution(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorCode::ExecutionFailed, message)
+    }
+
+    /// The arguments were wrong: [`ErrorCode::InvalidArguments`].
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorCode::InvalidArguments, message)
+    }
+
+    /// Attaches structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<&'static str> for ErrorCode {
+    fn from(code: &'static str) -> Self {
+        match ErrorCode::parse(code) {
+            ErrorCode::Custom(_) => ErrorCode::Custom(Cow::Borrowed(code)),
+            known => known,
+        }
+    }
+}
+
+impl From<String> for ErrorCode {
+    fn from(code: String) -> Self {
+        ErrorCode::parse(&code)
+    }
+}

@@ -1,0 +1,83 @@
+//! Turn ordinary Rust functions into tools a language model can call, safely.
+//!
+//! `#[tool]` on a function registers it: its JSON Schema comes from its signature and doc
+//! comments. A [`Registry`] then shows each [`Caller`] only the tools its role allows,
+//! checks every call against the very schema the model saw, and runs calls, alone or in
+//! batches, with timeouts, cancellation and panic isolation.
+//!
+//! ```
+//! use toolgate::prelude::*;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(rename_all = "lowercase")]
+//! enum Weekday { Monday, Tuesday }
+//!
+//! /// Get the clinic's opening hours for one day, or for the whole week.
+//! #[tool(permission = "public", group = "clinic", read_only)]
+//! async fn get_clinic_hours(
+//!     /// Day of the week, e.g. "monday". Omit for all days.
+//!     day: Option<Weekday>,
+//! ) -> Result<String, ToolError> {
+//!     Ok(match day {
+//!         Some(Weekday::Monday) => "8:00-18:00".into(),
+//!         Some(Weekday::Tuesday) => "8:00-12:00".into(),
+//!         None => "Mon 8:00-18:00, Tue 8:00-12:00".into(),
+//!     })
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let registry = Registry::builder()
+//!     .roles(["public", "customer", "staff", "admin"])
+//!     .build()
+//!     .unwrap();
+//! let caller = Caller::new("user-42", "customer");
+//! let calls = vec![
+//!     ToolCall::new("1", "get_clinic_hours", r#"{"day": "monday"}"#),
+//!     ToolCall::new("2", "get_clinic_hours", r#"{"day": "funday"}"#),
+//! ];
+//! let outcomes = registry.run_batch(&caller, calls).await;
+//! assert_eq!(outcomes[0].result.as_ref().unwrap(), "8:00-18:00");
+//! assert_eq!(outcomes[1].error().unwrap().code, ErrorCode::InvalidArguments);
+//! # }
+//! ```
+//!
+//! Tools defined in another crate are registered when that crate is linked: if nothing
+//! else refers to it, add `use my_tools as _;` to the application.
+
+mod arguments;
+mod call;
+mod caller;
+mod context;
+mod definition;
+mod error;
+mod registry;
+mod roles;
+mod static_tool;
+mod tool;
+mod validation;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use arguments::{ArgumentLimits, ToolArguments};
+pub use call::{ToolCall, ToolOutcome};
+pub use caller::Caller;
+pub use context::{CallId, CancellationToken, FromContext, State, StateRequirement, ToolContext};
+pub use definition::{Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name};
+pub use error::{ErrorCode, ToolError};
+pub use registry::{BatchMode, BatchOptions, BuildError, BuildProblem, Registry, RegistryBuilder, ToolList};
+pub use roles::Roles;
+pub use tool::{FnTool, Tool, ToolFuture, ToolResult};
+
+/// Turns a function into a registered tool. See the crate documentation and the README
+/// for every key.
+pub use toolgate_macros::tool;
+
+/// The usual imports: `use toolgate::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        BatchMode, BatchOptions, CallId, Caller, CancellationToken, ErrorCode, Registry, Risk, State, ToolCall,
+        ToolContext, ToolError, ToolOutcome, tool,
+    };
+}

@@ -1,0 +1,194 @@
+//! Configuring and building a [`Registry`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::arguments::ArgumentLimits;
+use crate::context::StateMap;
+use crate::definition::ToolDefinition;
+use crate::registry::batch::BatchMode;
+use crate::registry::problems::BuildError;
+use crate::registry::snapshot::{Candidate, Handler, Snapshot};
+use crate::registry::{Config, Registry};
+use crate::roles::Roles;
+use crate::static_tool::linked_tools;
+use crate::tool::Tool;
+
+/// Which linked `#[tool]` functions to include.
+type LinkedFilter = Box<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
+
+/// Configures a [`Registry`]; start with [`Registry::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use toolgate::Registry;
+///
+/// struct Database;
+///
+/// let registry = Registry::builder()
+///     .roles(["public", "customer", "staff", "admin"])
+///     .state(Database)
+///     .default_timeout(Duration::from_secs(10))
+///     .build()
+///     .expect("every tool's permission is a configured role");
+/// # let _ = registry;
+/// ```
+pub struct RegistryBuilder {
+    roles: Roles,
+    states: StateMap,
+    tools: Vec<Arc<dyn Tool>>,
+    include_linked: bool,
+    linked_filter: Option<LinkedFilter>,
+    default_timeout: Option<Duration>,
+    limits: ArgumentLimits,
+    max_concurrency: usize,
+    batch_mode: BatchMode,
+    reveal_hidden: bool,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        RegistryBuilder {
+            roles: Roles::default(),
+            states: StateMap::default(),
+            tools: Vec::new(),
+            include_linked: true,
+            linked_filter: None,
+            default_timeout: Some(Duration::from_secs(60)),
+            limits: ArgumentLimits::default(),
+            max_concurrency: 16,
+            batch_mode: BatchMode::default(),
+            reveal_hidden: false,
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// The role hierarchy, lowest first: a caller may use the tools of its role and of
+    /// every role below it.
+    pub fn roles<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.roles = Roles::new(names);
+        self
+    }
+
+    /// Application state, given to tools that take `#[ctx] name: State<T>`. One value per type.
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.shared_state(Arc::new(value))
+    }
+
+    /// Like [`state`](Self::state), for a value already in an `Arc`.
+    pub fn shared_state<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// Adds a tool defined at run time.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Whether to include the `#[tool]` functions linked into the program (default: yes).
+    pub fn linked_tools(mut self, include: bool) -> Self {
+        self.include_linked = include;
+        self
+    }
+
+    /// Includes only the linked `#[tool]` functions for which `keep` is true, e.g. one group.
+    ///
+    /// ```
+    /// let registry = toolgate::Registry::builder()
+    ///     .roles(["public"])
+    ///     .filter_linked(|tool| tool.group.as_deref() == Some("clinic"))
+    ///     .build();
+    /// # let _ = registry;
+    /// ```
+    pub fn filter_linked(mut self, keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static) -> Self {
+        self.linked_filter = Some(Box::new(keep));
+        self
+    }
+
+    /// Time limit for tools that set none with `timeout = ".."` (default: 60 s).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Lets tools without their own `timeout` run without a time limit.
+    pub fn no_default_timeout(mut self) -> Self {
+        self.default_timeout = None;
+        self
+    }
+
+    /// Size and depth limits on arguments (default: 1 MiB, 64 levels).
+    pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How many calls of a batch may run at once (default: 16; at least 1).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = limit.max(1);
+        self
+    }
+
+    /// How a batch orders its calls (default: [`BatchMode::ReadOnlyParallel`]).
+    pub fn batch_mode(mut self, mode: BatchMode) -> Self {
+        self.batch_mode = mode;
+        self
+    }
+
+    /// Tell callers that a tool exists but is above their role, instead of answering as
+    /// for an unknown tool (default: hidden tools are indistinguishable from unknown ones).
+    pub fn reveal_hidden_tools(mut self, reveal: bool) -> Self {
+        self.reveal_hidden = reveal;
+        self
+    }
+
+    /// Collects the tools and checks them all: every permission names a configured role,
+    /// names are unique, every `State<T>` a tool takes was provided, every input schema
+    /// compiles with an object root. All problems are reported together.
+    pub fn build(self) -> Result<Registry, BuildError> {
+        let mut candidates = Vec::new();
+        if self.include_linked {
+            for linked in linked_tools() {
+                let definition = linked.definition();
+                if self.linked_filter.as_ref().is_some_and(|keep| !keep(&definition)) {
+                    continue;
+                }
+                candidates.push(Candidate {
+                    definition,
+                    handler: Handler::Static(linked.invoke),
+                    requirements: (linked.requirements)(),
+                });
+            }
+        }
+        candidates.extend(self.tools.into_iter().map(|tool| Candidate {
+            definition: tool.definition(),
+            handler: Handler::Dynamic(tool),
+            requirements: Vec::new(),
+        }));
+        let snapshot = Snapshot::assemble(&self.roles, &self.states, Vec::new(), candidates)
+            .map_err(BuildError::new)?;
+        if snapshot.entries().is_empty() {
+            tracing::warn!(
+                "the tool registry is empty: no #[tool] function was linked and no tool was added. \
+                 If your tools live in another crate, reference it (`use my_tools as _;`) so the linker keeps them."
+            );
+        }
+        let config = Config {
+            roles: self.roles,
+            states: Arc::new(self.states),
+            default_timeout: self.default_timeout,
+            limits: self.limits,
+            max_concurrency: self.max_concurrency,
+            batch_mode: self.batch_mode,
+            reveal_hidden: self.reveal_hidden,
+        };
+        Ok(Registry::from_parts(config, snapshot))
+    }
+}

@@ -1,0 +1,262 @@
+//! The registry: which tools exist, who may see them, and running calls.
+
+mod batch;
+mod builder;
+mod execute;
+mod problems;
+mod snapshot;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use serde_json::Value;
+use tokio::sync::watch;
+
+pub use batch::{BatchMode, BatchOptions};
+pub use builder::RegistryBuilder;
+pub use problems::{BuildError, BuildProblem};
+
+use crate::arguments::ArgumentLimits;
+use crate::call::{ToolCall, ToolOutcome};
+use crate::caller::Caller;
+use crate::context::{CancellationToken, StateMap};
+use crate::definition::ToolDefinition;
+use crate::roles::Roles;
+use crate::tool::Tool;
+use snapshot::{Candidate, Handler, Snapshot};
+
+/// The tools a caller may see, in name order. Cheap to clone.
+pub type ToolList = Arc<[Arc<ToolDefinition>]>;
+
+/// Settings fixed at build time.
+pub(crate) struct Config {
+    pub(crate) roles: Roles,
+    pub(crate) states: Arc<StateMap>,
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) limits: ArgumentLimits,
+    pub(crate) max_concurrency: usize,
+    pub(crate) batch_mode: BatchMode,
+    pub(crate) reveal_hidden: bool,
+}
+
+struct Inner {
+    config: Config,
+    snapshot: ArcSwap<Snapshot>,
+    /// Serializes run-time changes so none is lost.
+    changing: Mutex<()>,
+    version: watch::Sender<u64>,
+}
+
+/// All tools of an application, filtered by role, validated and run safely.
+///
+/// Cheap to clone (an `Arc` inside); share one across the application.
+///
+/// ```
+/// use toolgate::prelude::*;
+///
+/// /// Add two numbers.
+/// #[tool(permission = "public", read_only)]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let registry = Registry::builder().roles(["public", "staff"]).build().unwrap();
+/// let caller = Caller::new("user-1", "public");
+/// assert!(registry.visible_to(&caller).iter().any(|tool| tool.name == "add"));
+///
+/// let outcome = registry.call(&caller, ToolCall::new("1", "add", r#"{"a": 2, "b": 3}"#)).await;
+/// assert_eq!(outcome.result.unwrap(), 5);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+impl Registry {
+    /// Starts configuring a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    fn from_parts(config: Config, snapshot: Snapshot) -> Self {
+        let (version, _) = watch::channel(0);
+        Registry {
+            inner: Arc::new(Inner {
+                config,
+                snapshot: ArcSwap::from_pointee(snapshot),
+                changing: Mutex::new(()),
+                version,
+            }),
+        }
+    }
+
+    fn rank(&self, caller: &Caller) -> Option<usize> {
+        let rank = self.inner.config.roles.rank(caller.role());
+        if rank.is_none() {
+            tracing::warn!(
+                caller = caller.id(),
+                role = caller.role(),
+                "caller has a role the registry does not know; it sees no tools"
+            );
+        }
+        rank
+    }
+
+    /// The role hierarchy.
+    pub fn roles(&self) -> &Roles {
+        &self.inner.config.roles
+    }
+
+    /// Number of tools, whatever their permission.
+    pub fn len(&self) -> usize {
+        self.inner.snapshot.load().entries().len()
+    }
+
+    /// Whether the registry holds no tool at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The definitions of the tools `caller` may see and run. Precomputed: no work per request.
+    /// A caller whose role is not configured sees nothing.
+    pub fn visible_to(&self, caller: &Caller) -> ToolList {
+        let snapshot = self.inner.snapshot.load();
+        match snapshot.view(self.rank(caller)) {
+            Some(view) => Arc::clone(&view.tools),
+            None => Arc::from(Vec::new()),
+        }
+    }
+
+    /// [`visible_to`](Self::visible_to) as a JSON array, serialized once per role.
+    pub fn visible_json(&self, caller: &Caller) -> Arc<Value> {
+        let snapshot = self.inner.snapshot.load();
+        match snapshot.view(self.rank(caller)) {
+            Some(view) => Arc::clone(&view.json),
+            None => Arc::new(Value::Array(Vec::new())),
+        }
+    }
+
+    /// The visible tools of one group.
+    pub fn visible_in_group(&self, caller: &Caller, group: &str) -> Vec<Arc<ToolDefinition>> {
+        self.visible_to(caller)
+            .iter()
+            .filter(|tool| tool.group.as_deref() == Some(group))
+            .cloned()
+            .collect()
+    }
+
+    /// The groups that hold at least one tool visible to `caller`, sorted.
+    pub fn groups_visible_to(&self, caller: &Caller) -> Vec<String> {
+        let groups: BTreeSet<String> = self
+            .visible_to(caller)
+            .iter()
+            .filter_map(|tool| tool.group.clone())
+            .collect();
+        groups.into_iter().collect()
+    }
+
+    /// One tool's definition, if `caller` may see it.
+    pub fn definition(&self, caller: &Caller, name: &str) -> Option<Arc<ToolDefinition>> {
+        let snapshot = self.inner.snapshot.load();
+        snapshot
+            .visible(self.rank(caller), name)
+            .map(|entry| Arc::clone(&entry.definition))
+    }
+
+    /// Every tool's definition, whatever its permission (for administration, not for models).
+    pub fn all_definitions(&self) -> Vec<Arc<ToolDefinition>> {
+        let snapshot = self.inner.snapshot.load();
+        snapshot.entries().iter().map(|entry| Arc::clone(&entry.definition)).collect()
+    }
+
+    /// Runs one call for `caller`: look up among the caller's tools, check the arguments
+    /// against the input schema, run with timeout and panic isolation. Always returns an
+    /// outcome.
+    pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
+        self.call_with_cancel(caller, call, CancellationToken::new()).await
+    }
+
+    /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
+    pub async fn call_with_cancel(&self, caller: &Caller, call: ToolCall, cancel: CancellationToken) -> ToolOutcome {
+        let snapshot = self.inner.snapshot.load_full();
+        let rank = self.rank(caller);
+        execute::execute(&self.inner.config, &snapshot, rank, caller, call, cancel).await
+    }
+
+    /// Runs a batch with the registry's settings; see [`run_batch_with`](Self::run_batch_with).
+    pub async fn run_batch(&self, caller: &Caller, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
+        self.run_batch_with(caller, calls, BatchOptions::default()).await
+    }
+
+    /// Runs many calls: exactly one outcome per call, in call order, never a missing one.
+    /// Read-only calls run in parallel (up to the concurrency limit); other calls run one
+    /// at a time, in call order, after the calls before them (see [`BatchMode`]).
+    pub async fn run_batch_with(&self, caller: &Caller, calls: Vec<ToolCall>, options: BatchOptions) -> Vec<ToolOutcome> {
+        let snapshot = self.inner.snapshot.load_full();
+        let rank = self.rank(caller);
+        batch::run(&self.inner.config, &snapshot, rank, caller, calls, options).await
+    }
+
+    /// Adds a tool while the application runs; checked like at build time. Calls already
+    /// running are not affected. Subscribers of [`changes`](Self::changes) are told.
+    pub fn register(&self, tool: impl Tool) -> Result<(), BuildError> {
+        let tool: Arc<dyn Tool> = Arc::new(tool);
+        let candidate = Candidate {
+            definition: tool.definition(),
+            handler: Handler::Dynamic(tool),
+            requirements: Vec::new(),
+        };
+        self.change(|entries| (entries, vec![candidate]))
+    }
+
+    /// Removes a tool by name; returns whether it existed.
+    pub fn unregister(&self, name: &str) -> bool {
+        let mut found = false;
+        let result = self.change(|mut entries| {
+            let before = entries.len();
+            entries.retain(|entry| entry.definition.name != name);
+            found = entries.len() != before;
+            (entries, Vec::new())
+        });
+        result.is_ok() && found
+    }
+
+    /// A receiver whose value (a version number) changes whenever tools are added or removed
+    /// at run time, e.g. to send MCP's `notifications/tools/list_changed`.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.version.subscribe()
+    }
+
+    fn change(
+        &self,
+        edit: impl FnOnce(Vec<Arc<snapshot::Entry>>) -> (Vec<Arc<snapshot::Entry>>, Vec<Candidate>),
+    ) -> Result<(), BuildError> {
+        let _guard = self.inner.changing.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.inner.snapshot.load_full();
+        let (entries, candidates) = edit(current.entries().to_vec());
+        let unchanged = candidates.is_empty() && entries.len() == current.entries().len();
+        if unchanged {
+            return Ok(());
+        }
+        let config = &self.inner.config;
+        let snapshot = Snapshot::assemble(&config.roles, &config.states, entries, candidates)
+            .map_err(BuildError::new)?;
+        self.inner.snapshot.store(Arc::new(snapshot));
+        self.inner.version.send_modify(|version| *version += 1);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("roles", &self.inner.config.roles.names())
+            .field("tools", &self.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,139 @@
+//! Why a registry could not be built: every problem found, at once.
+
+use std::fmt;
+
+use crate::definition::SourceLocation;
+
+/// One problem found while building (or changing) a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// No roles were configured.
+    NoRoles,
+    /// A role name appears twice in the hierarchy.
+    DuplicateRole {
+        /// The repeated role.
+        role: String,
+    },
+    /// A tool's permission names no configured role.
+    UnknownPermission {
+        /// The tool.
+        tool: String,
+        /// Where it is defined.
+        location: Option<SourceLocation>,
+        /// The permission it asks for.
+        permission: String,
+        /// The configured roles, lowest first.
+        known_roles: Vec<String>,
+    },
+    /// Two tools share a name.
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where each is defined (`None` for tools registered at run time).
+        locations: Vec<Option<SourceLocation>>,
+    },
+    /// A tool takes `State<T>` but the registry was given no `T`.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// Where it is defined.
+        location: Option<SourceLocation>,
+        /// The state's type.
+        type_name: &'static str,
+    },
+    /// A run-time tool's name breaks `^[a-zA-Z0-9_-]{1,64}$`.
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// A tool's input schema is not a valid JSON Schema with an object root.
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn at(location: &Option<SourceLocation>) -> String {
+    match location {
+        Some(location) => format!(" (defined at {location})"),
+        None => " (registered at run time)".to_owned(),
+    }
+}
+
+impl fmt::Display for BuildProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildProblem::NoRoles => write!(
+                f,
+                "no roles are configured; call `.roles([\"public\", \"staff\", ...])`, lowest first"
+            ),
+            BuildProblem::DuplicateRole { role } => {
+                write!(f, "the role \"{role}\" appears more than once in `.roles(..)`")
+            }
+            BuildProblem::UnknownPermission { tool, location, permission, known_roles } => {
+                let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
+                write!(
+                    f,
+                    "tool `{tool}`{} requires permission \"{permission}\", which is not a configured role; the roles are {}",
+                    at(location),
+                    known.join(", ")
+                )
+            }
+            BuildProblem::DuplicateName { name, locations } => {
+                let places: Vec<String> = locations
+                    .iter()
+                    .map(|location| match location {
+                        Some(location) => location.to_string(),
+                        None => "a tool registered at run time".to_owned(),
+                    })
+                    .collect();
+                write!(f, "two tools are named `{name}`: {}; rename one with `#[tool(name = \"...\")]`", places.join(" and "))
+            }
+            BuildProblem::MissingState { tool, location, type_name } => write!(
+                f,
+                "tool `{tool}`{} takes `State<{type_name}>`, but the registry has no `{type_name}`; add `.state(..)` with one",
+                at(location)
+            ),
+            BuildProblem::InvalidName { name } => write!(
+                f,
+                "the tool name {name:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`"
+            ),
+            BuildProblem::InvalidSchema { tool, reason } => {
+                write!(f, "tool `{tool}` has an invalid input schema: {reason}")
+            }
+        }
+    }
+}
+
+/// The registry could not be built; lists every problem found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    problems: Vec<BuildProblem>,
+}
+
+impl BuildError {
+    pub(crate) fn new(problems: Vec<BuildProblem>) -> Self {
+        BuildError { problems }
+    }
+
+    /// Each problem found.
+    pub fn problems(&self) -> &[BuildProblem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.problems.len();
+        write!(f, "the tool registry could not be built ({count} problem{}):", if count == 1 { "" } else { "s" })?;
+        for problem in &self.problems {
+            write!(f, "\n  - {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}

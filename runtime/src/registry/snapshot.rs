@@ -1,0 +1,215 @@
+//! An immutable view of the registry's tools, with every role's listing precomputed.
+//! Changes at run time build a new snapshot; calls in flight keep the one they started with.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::{StateMap, StateRequirement, ToolContext};
+use crate::definition::{ToolDefinition, is_valid_tool_name};
+use crate::registry::problems::BuildProblem;
+use crate::roles::Roles;
+use crate::tool::{Tool, ToolFuture};
+use crate::validation::ArgumentValidator;
+
+/// Most tool names quoted in an unknown-tool message.
+const MAX_NAMED_TOOLS: usize = 30;
+
+/// How a tool is run.
+#[derive(Clone)]
+pub(crate) enum Handler {
+    /// A `#[tool]` function.
+    Static(fn(ToolContext, Value) -> ToolFuture),
+    /// A tool registered at run time.
+    Dynamic(Arc<dyn Tool>),
+}
+
+impl Handler {
+    pub(crate) fn start(&self, context: ToolContext, arguments: Value) -> ToolFuture {
+        match self {
+            Handler::Static(invoke) => invoke(context, arguments),
+            Handler::Dynamic(tool) => tool.call(context, arguments),
+        }
+    }
+}
+
+/// A tool waiting to be checked and added.
+pub(crate) struct Candidate {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) handler: Handler,
+    pub(crate) requirements: Vec<StateRequirement>,
+}
+
+/// A checked tool.
+pub(crate) struct Entry {
+    pub(crate) definition: Arc<ToolDefinition>,
+    /// Rank of the tool's permission in the role hierarchy.
+    pub(crate) rank: usize,
+    pub(crate) handler: Handler,
+    pub(crate) validator: ArgumentValidator,
+}
+
+/// What one role sees.
+#[derive(Default)]
+pub(crate) struct RoleView {
+    pub(crate) tools: Arc<[Arc<ToolDefinition>]>,
+    pub(crate) json: Arc<Value>,
+    /// Visible names, for the unknown-tool message.
+    pub(crate) names: Arc<str>,
+}
+
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    entries: Vec<Arc<Entry>>,
+    by_name: HashMap<String, usize>,
+    views: Vec<RoleView>,
+}
+
+impl Snapshot {
+    /// Checks candidates and joins them with already checked entries.
+    pub(crate) fn assemble(
+        roles: &Roles,
+        states: &StateMap,
+        existing: Vec<Arc<Entry>>,
+        candidates: Vec<Candidate>,
+    ) -> Result<Snapshot, Vec<BuildProblem>> {
+        let mut problems = role_problems(roles);
+        let mut entries = existing;
+        for candidate in candidates {
+            match check(roles, states, candidate) {
+                Ok(entry) => entries.push(Arc::new(entry)),
+                Err(mut found) => problems.append(&mut found),
+            }
+        }
+        entries.sort_by(|a, b| a.definition.name.cmp(&b.definition.name));
+        problems.extend(duplicate_names(&entries));
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.definition.name.clone(), index))
+            .collect();
+        let views = (0..roles.names().len()).map(|rank| view_for(&entries, rank)).collect();
+        Ok(Snapshot { entries, by_name, views })
+    }
+
+    pub(crate) fn entries(&self) -> &[Arc<Entry>] {
+        &self.entries
+    }
+
+    /// The entry of `name` if a caller of `rank` may see it.
+    pub(crate) fn visible(&self, rank: Option<usize>, name: &str) -> Option<&Arc<Entry>> {
+        let entry = &self.entries[*self.by_name.get(name)?];
+        (entry.rank <= rank?).then_some(entry)
+    }
+
+    /// The entry of `name` whatever its permission.
+    pub(crate) fn any(&self, name: &str) -> Option<&Arc<Entry>> {
+        Some(&self.entries[*self.by_name.get(name)?])
+    }
+
+    pub(crate) fn view(&self, rank: Option<usize>) -> Option<&RoleView> {
+        self.views.get(rank?)
+    }
+}
+
+fn role_problems(roles: &Roles) -> Vec<BuildProblem> {
+    let mut problems = Vec::new();
+    if roles.names().is_empty() {
+        problems.push(BuildProblem::NoRoles);
+    }
+    for role in roles.duplicates() {
+        problems.push(BuildProblem::DuplicateRole { role: role.to_owned() });
+    }
+    problems
+}
+
+fn check(roles: &Roles, states: &StateMap, candidate: Candidate) -> Result<Entry, Vec<BuildProblem>> {
+    let Candidate { definition, handler, requirements } = candidate;
+    let mut problems = Vec::new();
+    if !is_valid_tool_name(&definition.name) {
+        problems.push(BuildProblem::InvalidName { name: definition.name.clone() });
+    }
+    let rank = roles.rank(&definition.permission);
+    if rank.is_none() && !roles.names().is_empty() {
+        problems.push(BuildProblem::UnknownPermission {
+            tool: definition.name.clone(),
+            location: definition.source.clone(),
+            permission: definition.permission.clone(),
+            known_roles: roles.names().to_vec(),
+        });
+    }
+    for requirement in requirements {
+        if !states.contains(requirement.type_id) {
+            problems.push(BuildProblem::MissingState {
+                tool: definition.name.clone(),
+                location: definition.source.clone(),
+                type_name: requirement.type_name,
+            });
+        }
+    }
+    let validator = match schema_problem(&definition.input_schema) {
+        Some(reason) => Err(reason),
+        None => ArgumentValidator::compile(&definition.input_schema),
+    };
+    let validator = validator.map_err(|reason| {
+        problems.push(BuildProblem::InvalidSchema { tool: definition.name.clone(), reason })
+    });
+    match (problems.is_empty(), rank, validator) {
+        (true, Some(rank), Ok(validator)) => Ok(Entry {
+            definition: Arc::new(definition),
+            rank,
+            handler,
+            validator,
+        }),
+        _ => Err(problems),
+    }
+}
+
+fn schema_problem(schema: &Value) -> Option<String> {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => None,
+        Some(other) => Some(format!("the root must have `\"type\": \"object\"`, not {other}")),
+        None => Some("the root must have `\"type\": \"object\"`".to_owned()),
+    }
+}
+
+fn duplicate_names(entries: &[Arc<Entry>]) -> Vec<BuildProblem> {
+    let mut problems = Vec::new();
+    // Entries are sorted by name, so equal names are neighbours.
+    for group in entries.chunk_by(|a, b| a.definition.name == b.definition.name) {
+        if group.len() > 1 {
+            problems.push(BuildProblem::DuplicateName {
+                name: group[0].definition.name.clone(),
+                locations: group.iter().map(|entry| entry.definition.source.clone()).collect(),
+            });
+        }
+    }
+    problems
+}
+
+fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {
+    let tools: Vec<Arc<ToolDefinition>> = entries
+        .iter()
+        .filter(|entry| entry.rank <= rank)
+        .map(|entry| Arc::clone(&entry.definition))
+        .collect();
+    let plain: Vec<&ToolDefinition> = tools.iter().map(|tool| &**tool).collect();
+    let json = serde_json::to_value(plain).unwrap_or(Value::Null);
+    let mut names: Vec<String> = tools
+        .iter()
+        .take(MAX_NAMED_TOOLS)
+        .map(|tool| format!("`{}`", tool.name))
+        .collect();
+    if tools.len() > MAX_NAMED_TOOLS {
+        names.push(format!("and {} more", tools.len() - MAX_NAMED_TOOLS));
+    }
+    RoleView {
+        names: names.join(", ").into(),
+        tools: tools.into(),
+        json: Arc::new(json),
+    }
+}

@@ -1,0 +1,60 @@
+//! The record `#[tool]` submits to `inventory` for each function: static data and fn
+//! pointers only, so nothing runs before `main`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::context::{StateRequirement, ToolContext};
+use crate::definition::{Hints, Risk, SourceLocation, ToolDefinition};
+use crate::tool::ToolFuture;
+
+/// One `#[tool]` function, as registered at compile time.
+#[doc(hidden)]
+pub struct StaticTool {
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    pub group: Option<&'static str>,
+    pub tags: &'static [&'static str],
+    pub permission: &'static str,
+    pub risk: Risk,
+    pub hints: Hints,
+    pub timeout_ms: Option<u64>,
+    pub file: &'static str,
+    pub line: u32,
+    pub input_schema: fn() -> Value,
+    pub output_schema: fn() -> Option<Value>,
+    pub requirements: fn() -> Vec<StateRequirement>,
+    pub invoke: fn(ToolContext, Value) -> ToolFuture,
+}
+
+inventory::collect!(StaticTool);
+
+impl StaticTool {
+    /// Builds the definition; schemas are generated here, once per registry build.
+    pub(crate) fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name.to_owned(),
+            title: self.title.map(str::to_owned),
+            description: self.description.to_owned(),
+            group: self.group.map(str::to_owned),
+            tags: self.tags.iter().map(|tag| (*tag).to_owned()).collect(),
+            permission: self.permission.to_owned(),
+            risk: self.risk,
+            hints: self.hints,
+            input_schema: (self.input_schema)(),
+            output_schema: (self.output_schema)(),
+            timeout: self.timeout_ms.map(Duration::from_millis),
+            source: Some(SourceLocation {
+                file: self.file.to_owned(),
+                line: self.line,
+            }),
+        }
+    }
+}
+
+/// Every `#[tool]` function linked into the program.
+pub(crate) fn linked_tools() -> impl Iterator<Item = &'static StaticTool> {
+    inventory::iter::<StaticTool>.into_iter()
+}

@@ -1,0 +1,105 @@
+//! Tools registered at run time: the [`Tool`] trait and closure tools.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+use crate::error::ToolError;
+
+/// What running a tool yields: its JSON result or an error for the model.
+pub type ToolResult = Result<Value, ToolError>;
+
+/// The future of one tool call.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>>;
+
+/// A tool known at run time rather than through `#[tool]`: imported from an MCP server,
+/// defined in a file, generated from a config.
+///
+/// The registry validates arguments against `definition().input_schema` before `call`
+/// runs, exactly as for `#[tool]` functions.
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolgate::{Tool, ToolContext, ToolDefinition, ToolFuture};
+///
+/// struct Echo;
+///
+/// impl Tool for Echo {
+///     fn definition(&self) -> ToolDefinition {
+///         ToolDefinition::new(
+///             "echo",
+///             "Repeat the text back.",
+///             "public",
+///             json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+///         )
+///     }
+///
+///     fn call(&self, _context: ToolContext, arguments: Value) -> ToolFuture {
+///         Box::pin(async move { Ok(arguments["text"].clone()) })
+///     }
+/// }
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's definition; read once, when the tool is registered.
+    fn definition(&self) -> ToolDefinition;
+
+    /// Runs one call with arguments that already passed the input schema.
+    fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture;
+}
+
+type Handler = dyn Fn(ToolContext, Value) -> ToolFuture + Send + Sync;
+
+/// A tool made of a definition and a closure, for tools built at run time.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::{FnTool, ToolDefinition};
+///
+/// let definition = ToolDefinition::new(
+///     "add",
+///     "Add two integers.",
+///     "public",
+///     json!({
+///         "type": "object",
+///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+///         "required": ["a", "b"],
+///         "additionalProperties": false
+///     }),
+/// );
+/// let tool = FnTool::new(definition, |_context, arguments| async move {
+///     Ok(json!(arguments["a"].as_i64().unwrap_or(0) + arguments["b"].as_i64().unwrap_or(0)))
+/// });
+/// ```
+#[derive(Clone)]
+pub struct FnTool {
+    definition: ToolDefinition,
+    handler: Arc<Handler>,
+}
+
+impl FnTool {
+    /// A tool from a definition and an async closure.
+    pub fn new<F, Fut>(definition: ToolDefinition, handler: F) -> Self
+    where
+        F: Fn(ToolContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        FnTool {
+            definition,
+            handler: Arc::new(move |context, arguments| Box::pin(handler(context, arguments))),
+        }
+    }
+}
+
+impl Tool for FnTool {
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture {
+        (self.handler)(context, arguments)
+    }
+}

@@ -1,0 +1,72 @@
+//! Checking arguments against the exact input schema a model was shown.
+
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+
+/// Most violations listed in one error; the rest are counted.
+const MAX_LISTED_VIOLATIONS: usize = 20;
+/// Offending values longer than this are not quoted back in messages.
+const MAX_QUOTED_VALUE: usize = 80;
+
+/// A compiled input schema.
+pub(crate) struct ArgumentValidator {
+    validator: jsonschema::Validator,
+}
+
+impl ArgumentValidator {
+    /// Compiles a schema as JSON Schema 2020-12, formats checked, no remote references.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .map(|validator| ArgumentValidator { validator })
+            .map_err(|error| error.to_string())
+    }
+
+    /// Every violation at once, each with its JSON path, phrased for the model.
+    pub(crate) fn check(&self, arguments: &Value) -> Result<(), ToolError> {
+        if self.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let mut violations = Vec::new();
+        let mut lines = Vec::new();
+        let mut total = 0usize;
+        for error in self.validator.iter_errors(arguments) {
+            total += 1;
+            if violations.len() == MAX_LISTED_VIOLATIONS {
+                continue;
+            }
+            let path = error.instance_path().as_str().to_owned();
+            let message = if quotable(error.instance()) {
+                error.to_string()
+            } else {
+                error.masked_with("the value").to_string()
+            };
+            let place = if path.is_empty() {
+                "at the top level".to_owned()
+            } else {
+                format!("at `{path}`")
+            };
+            lines.push(format!("- {place}: {message}"));
+            violations.push(json!({"path": path, "keyword": error.kind().keyword(), "message": message}));
+        }
+        if total > violations.len() {
+            lines.push(format!("- and {} more", total - violations.len()));
+        }
+        Err(ToolError::invalid_arguments(format!(
+            "the arguments do not match the tool's input schema; fix these and call again:\n{}",
+            lines.join("\n")
+        ))
+        .with_details(json!({"violations": violations, "count": total})))
+    }
+}
+
+fn quotable(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.len() <= MAX_QUOTED_VALUE,
+        // Containers may be large; their messages name the value instead of quoting it.
+        Value::Array(_) | Value::Object(_) => false,
+        _ => true,
+    }
+}
