@@ -50,7 +50,14 @@ fn hours_of(day: Weekday) -> Hours {
     Hours {
         day,
         opens: open.then(|| "08:00".to_owned()),
-        closes: open.then(|| if matches!(day, Weekday::Saturday) { "12:00" } else { "18:00" }.to_owned()),
+        closes: open.then(|| {
+            if matches!(day, Weekday::Saturday) {
+                "12:00"
+            } else {
+                "18:00"
+            }
+            .to_owned()
+        }),
     }
 }
 
@@ -77,7 +84,11 @@ async fn book_appointment(
     #[ctx] caller: Caller,
     #[ctx] clinic: State<Clinic>,
 ) -> String {
-    format!("{} booked {pet} in at {} on {day:?}", caller.id(), clinic.name)
+    format!(
+        "{} booked {pet} in at {} on {day:?}",
+        caller.id(),
+        clinic.name
+    )
 }
 
 /// Count the clinic's appointments of the week (a sync tool).
@@ -104,22 +115,45 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().with_env_filter("warn").init();
     let registry = Registry::builder()
         .roles(["public", "customer", "staff", "admin"])
-        .state(Clinic { name: "Happy Paws".to_owned() })
+        .state(Clinic {
+            name: "Happy Paws".to_owned(),
+        })
         .build()?;
 
     for role in ["public", "staff"] {
         let caller = Caller::new(format!("a-{role}"), role);
-        let names: Vec<_> = registry.visible_to(&caller).iter().map(|t| t.name.clone()).collect();
-        println!("a {role} caller sees {} tools: {}", names.len(), names.join(", "));
+        let names: Vec<_> = registry
+            .visible_to(&caller)
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        println!(
+            "a {role} caller sees {} tools: {}",
+            names.len(),
+            names.join(", ")
+        );
     }
-    let schema = registry.definition(&Caller::new("x", "public"), "get_clinic_hours").map(|t| t.input_schema.clone());
-    println!("\nget_clinic_hours input schema:\n{}\n", serde_json::to_string_pretty(&schema)?);
+    let schema = registry
+        .definition(&Caller::new("x", "public"), "get_clinic_hours")
+        .map(|t| t.input_schema.clone());
+    println!(
+        "\nget_clinic_hours input schema:\n{}\n",
+        serde_json::to_string_pretty(&schema)?
+    );
 
     let staff = Caller::new("dr-lee", "staff");
     let calls = vec![
         ToolCall::new("call_1", "get_clinic_hours", r#"{"day": "saturday"}"#),
-        ToolCall::new("call_2", "book_appointment", json!({"pet": "Rex", "day": "funday", "extra": 1})),
-        ToolCall::new("call_3", "book_appointment", json!({"pet": "Rex", "day": "friday"})),
+        ToolCall::new(
+            "call_2",
+            "book_appointment",
+            json!({"pet": "Rex", "day": "funday", "extra": 1}),
+        ),
+        ToolCall::new(
+            "call_3",
+            "book_appointment",
+            json!({"pet": "Rex", "day": "friday"}),
+        ),
         ToolCall::new("call_4", "delete_everything", json!({})),
         ToolCall::new("call_5", "rebuild_index", json!({})),
         ToolCall::new("call_6", "export_records", json!({})),
@@ -129,9 +163,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for outcome in registry.run_batch(&staff, calls).await {
         let shown = match &outcome.result {
             Ok(value) => format!("ok: {value}"),
-            Err(error) => format!("error {}: {}", error.code, error.message.replace('\n', "\n      ")),
+            Err(error) => format!(
+                "error {}: {}",
+                error.code,
+                error.message.replace('\n', "\n      ")
+            ),
         };
-        println!("  {} {} ({:.1?}) -> {shown}", outcome.call_id, outcome.tool, outcome.duration);
+        println!(
+            "  {} {} ({:.1?}) -> {shown}",
+            outcome.call_id, outcome.tool, outcome.duration
+        );
     }
     Ok(())
 }

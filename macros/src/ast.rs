@@ -3,7 +3,9 @@
 
 use proc_macro2::Span;
 use syn::visit::{self, Visit};
-use syn::{Attribute, FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Safety, Type};
+use syn::{
+    Attribute, FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Safety, Type,
+};
 
 use crate::ctxt::Ctxt;
 use crate::doc::is_doc;
@@ -65,7 +67,11 @@ impl ToolFn {
             }
         }
         let (output, output_span) = read_output(cx, &item.sig.output);
-        ToolFn { params, output, output_span }
+        ToolFn {
+            params,
+            output,
+            output_span,
+        }
     }
 }
 
@@ -81,7 +87,10 @@ fn check_signature(cx: &Ctxt, item: &ItemFn) {
         cx.error_spanned_by(abi, "a tool cannot have an `extern` ABI: remove it");
     }
     if let Some(variadic) = &sig.variadic {
-        cx.error_spanned_by(variadic, "a tool cannot be variadic: its parameters must be fixed to be described by a schema");
+        cx.error_spanned_by(
+            variadic,
+            "a tool cannot be variadic: its parameters must be fixed to be described by a schema",
+        );
     }
     let generics = &sig.generics;
     if !generics.params.is_empty() || generics.where_clause.is_some() {
@@ -93,25 +102,40 @@ fn check_signature(cx: &Ctxt, item: &ItemFn) {
 }
 
 /// Sorts one parameter; `kept` receives the attributes that stay on the function.
-fn read_param(cx: &Ctxt, attrs: Vec<Attribute>, kept: &mut Vec<Attribute>, pat: &Pat, ty: &Type) -> Option<Param> {
+fn read_param(
+    cx: &Ctxt,
+    attrs: Vec<Attribute>,
+    kept: &mut Vec<Attribute>,
+    pat: &Pat,
+    ty: &Type,
+) -> Option<Param> {
     let mut ctx_attr = None;
     let mut field_attrs = Vec::new();
     for attr in attrs {
         if attr.path().is_ident(CTX) {
             if !matches!(attr.meta, syn::Meta::Path(_)) {
-                cx.error_spanned_by(&attr, "`#[ctx]` takes no arguments: write `#[ctx] name: Type`");
+                cx.error_spanned_by(
+                    &attr,
+                    "`#[ctx]` takes no arguments: write `#[ctx] name: Type`",
+                );
             }
             ctx_attr = Some(attr);
-        } else if is_doc(&attr) || attr.path().is_ident("serde") || attr.path().is_ident("schemars") {
+        } else if is_doc(&attr) || attr.path().is_ident("serde") || attr.path().is_ident("schemars")
+        {
             field_attrs.push(attr);
         } else if attr.path().is_ident("cfg") {
-            cx.error_spanned_by(&attr, "`#[cfg]` on a tool parameter is not supported: the schema must not change with it");
+            cx.error_spanned_by(
+                &attr,
+                "`#[cfg]` on a tool parameter is not supported: the schema must not change with it",
+            );
         } else {
             kept.push(attr);
         }
     }
     let ident = match pat {
-        Pat::Ident(binding) if binding.by_ref.is_none() && binding.subpat.is_none() => binding.ident.clone(),
+        Pat::Ident(binding) if binding.by_ref.is_none() && binding.subpat.is_none() => {
+            binding.ident.clone()
+        }
         other => {
             cx.error_spanned_by(
                 other,
@@ -123,15 +147,26 @@ fn read_param(cx: &Ctxt, attrs: Vec<Attribute>, kept: &mut Vec<Attribute>, pat: 
     check_type(cx, ty, ctx_attr.is_some());
     if ctx_attr.is_some() {
         if let Some(attr) = field_attrs.first() {
-            let what = if is_doc(attr) { "a `///` doc comment" } else { "`#[serde]` or `#[schemars]` attributes" };
+            let what = if is_doc(attr) {
+                "a `///` doc comment"
+            } else {
+                "`#[serde]` or `#[schemars]` attributes"
+            };
             cx.error_spanned_by(
                 attr,
                 format!("a `#[ctx]` parameter is injected, not shown to the model, so it cannot have {what}"),
             );
         }
-        return Some(Param::Context(Context { ident, ty: ty.clone() }));
+        return Some(Param::Context(Context {
+            ident,
+            ty: ty.clone(),
+        }));
     }
-    Some(Param::Argument(Argument { ident, ty: ty.clone(), field_attrs }))
+    Some(Param::Argument(Argument {
+        ident,
+        ty: ty.clone(),
+        field_attrs,
+    }))
 }
 
 /// Reports references, `impl Trait` and other types that cannot come from JSON.
@@ -149,13 +184,24 @@ fn check_type(cx: &Ctxt, ty: &Type, is_context: bool) {
             self.reported = true;
             let owned = match &*reference.elem {
                 Type::Path(path) if path.path.is_ident("str") => "`String`".to_owned(),
-                Type::Slice(slice) => format!("`Vec<{}>`", quote::quote!(#slice).to_string().trim_start_matches('[').trim_end_matches(']').trim()),
+                Type::Slice(slice) => format!(
+                    "`Vec<{}>`",
+                    quote::quote!(#slice)
+                        .to_string()
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .trim()
+                ),
                 elem => format!("`{}`", quote::quote!(#elem)),
             };
             let message = if self.is_context {
-                format!("a `#[ctx]` parameter is passed by value: take {owned} instead of a reference")
+                format!(
+                    "a `#[ctx]` parameter is passed by value: take {owned} instead of a reference"
+                )
             } else {
-                format!("a tool parameter cannot borrow: it is read from JSON into an owned value; use {owned} instead")
+                format!(
+                    "a tool parameter cannot borrow: it is read from JSON into an owned value; use {owned} instead"
+                )
             };
             self.cx.error_spanned_by(reference, message);
         }
@@ -171,14 +217,21 @@ fn check_type(cx: &Ctxt, ty: &Type, is_context: bool) {
         fn visit_type_fn_ptr(&mut self, bare_fn: &'ast syn::TypeFnPtr) {
             if !self.reported {
                 self.reported = true;
-                self.cx.error_spanned_by(bare_fn, "a function pointer cannot be a tool parameter: it cannot come from JSON");
+                self.cx.error_spanned_by(
+                    bare_fn,
+                    "a function pointer cannot be a tool parameter: it cannot come from JSON",
+                );
             }
         }
         fn visit_type(&mut self, ty: &'ast Type) {
             visit::visit_type(self, ty);
         }
     }
-    let mut finder = Finder { cx, is_context, reported: false };
+    let mut finder = Finder {
+        cx,
+        is_context,
+        reported: false,
+    };
     finder.visit_type(ty);
 }
 

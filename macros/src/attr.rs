@@ -22,7 +22,18 @@ const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
 
 const KEYS: &[&str] = &[
-    NAME, DESCRIPTION, TITLE, PERMISSION, GROUP, TAGS, RISK, TIMEOUT, READ_ONLY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD,
+    NAME,
+    DESCRIPTION,
+    TITLE,
+    PERMISSION,
+    GROUP,
+    TAGS,
+    RISK,
+    TIMEOUT,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
 ];
 const RISKS: &[&str] = &["low", "medium", "high", "critical"];
 
@@ -48,6 +59,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     seen: Vec<String>,
+    unknown_keys: bool,
+    malformed: bool,
 }
 
 impl ToolAttrs {
@@ -59,7 +72,14 @@ impl ToolAttrs {
             Ok(())
         });
         if let Err(error) = parser.parse2(args) {
-            cx.syn_error(error);
+            attrs.malformed = true;
+            cx.syn_error(syn::Error::new(
+                error.span(),
+                format!(
+                    "`#[tool]` takes `key = value` pairs and flags, e.g. `#[tool(permission = \"staff\", read_only)]`; the keys are: {}",
+                    keys_listed()
+                ),
+            ));
         }
         if let (Some(read_only), Some(_)) = (attrs.read_only, attrs.destructive) {
             cx.syn_error(syn::Error::new(
@@ -70,13 +90,33 @@ impl ToolAttrs {
         attrs
     }
 
+    /// Whether a missing `permission` is worth its own error: not when the key was written
+    /// (with a wrong value), misspelled, or the attribute could not be read.
+    pub(crate) fn permission_truly_missing(&self) -> bool {
+        self.permission.is_none()
+            && !self.seen.iter().any(|key| key == PERMISSION)
+            && !self.unknown_keys
+            && !self.malformed
+    }
+
     fn parse_key(&mut self, cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<()> {
         let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
-            cx.syn_error(meta.error(format!("unknown key in `#[tool]`; expected one of: {}", keys_listed())));
+            cx.syn_error(meta.error(format!(
+                "unknown key in `#[tool]`; expected one of: {}",
+                keys_listed()
+            )));
             return skip_value(meta);
         };
         if !KEYS.contains(&key.as_str()) {
-            cx.syn_error(meta.error(format!("unknown key `{key}` in `#[tool]`; expected one of: {}", keys_listed())));
+            let hint = match closest_key(&key) {
+                Some(close) => format!("did you mean `{close}`? "),
+                None => String::new(),
+            };
+            cx.syn_error(meta.error(format!(
+                "unknown key `{key}` in `#[tool]`; {hint}expected one of: {}",
+                keys_listed()
+            )));
+            self.unknown_keys = true;
             return skip_value(meta);
         }
         if self.seen.contains(&key) {
@@ -87,22 +127,34 @@ impl ToolAttrs {
         match key.as_str() {
             NAME => {
                 if let Some(text) = string_value(cx, meta, &key)? {
-                    self.name = Some(Spanned { value: text.value(), span: text.span() });
+                    self.name = Some(Spanned {
+                        value: text.value(),
+                        span: text.span(),
+                    });
                 }
             }
             DESCRIPTION => {
                 if let Some(text) = string_value(cx, meta, &key)? {
                     if text.value().trim().is_empty() {
-                        cx.error_spanned_by(&text, "`description` is empty: say what the tool does, for the model");
+                        cx.error_spanned_by(
+                            &text,
+                            "`description` is empty: say what the tool does, for the model",
+                        );
                     }
-                    self.description = Some(Spanned { value: text.value(), span: text.span() });
+                    self.description = Some(Spanned {
+                        value: text.value(),
+                        span: text.span(),
+                    });
                 }
             }
             TITLE => self.title = string_value(cx, meta, &key)?.map(|text| text.value()),
             PERMISSION => {
                 if let Some(text) = string_value(cx, meta, &key)? {
                     if text.value().trim().is_empty() {
-                        cx.error_spanned_by(&text, "`permission` is empty: name the lowest role that may use the tool");
+                        cx.error_spanned_by(
+                            &text,
+                            "`permission` is empty: name the lowest role that may use the tool",
+                        );
                     }
                     self.permission = Some(text.value());
                 }
@@ -138,8 +190,35 @@ impl ToolAttrs {
     }
 }
 
+/// The valid key nearest to a misspelled one, if it is close.
+fn closest_key(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance between two short ASCII-ish strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 fn keys_listed() -> String {
-    KEYS.iter().map(|key| format!("`{key}`")).collect::<Vec<_>>().join(", ")
+    KEYS.iter()
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Consumes `= value` or `(...)` after a key already reported as wrong.
@@ -161,9 +240,18 @@ fn string_value(cx: &Ctxt, meta: &ParseNestedMeta, key: &str) -> syn::Result<Opt
     }
     let value: Expr = meta.value()?.parse()?;
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) => Ok(Some(text)),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) => Ok(Some(text)),
         other => {
-            cx.error_spanned_by(&other, format!("`{key}` must be a string literal, e.g. `{key} = \"{}\"`", example(key)));
+            cx.error_spanned_by(
+                &other,
+                format!(
+                    "`{key}` must be a string literal, e.g. `{key} = \"{}\"`",
+                    example(key)
+                ),
+            );
             Ok(None)
         }
     }
@@ -189,13 +277,19 @@ fn tags_value(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Vec<String>> {
     }
     let value: Expr = meta.value()?.parse()?;
     let Expr::Array(ExprArray { elems, .. }) = value else {
-        cx.error_spanned_by(&value, "`tags` must be a list of string literals, e.g. `tags = [\"billing\", \"email\"]`");
+        cx.error_spanned_by(
+            &value,
+            "`tags` must be a list of string literals, e.g. `tags = [\"billing\", \"email\"]`",
+        );
         return Ok(Vec::new());
     };
     let mut tags = Vec::new();
     for element in elems {
         match element {
-            Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) => tags.push(text.value()),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(text),
+                ..
+            }) => tags.push(text.value()),
             other => cx.error_spanned_by(&other, "each tag must be a string literal"),
         }
     }
@@ -206,7 +300,9 @@ fn tags_value(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Vec<String>> {
 fn flag(cx: &Ctxt, meta: &ParseNestedMeta, key: &str) -> syn::Result<Option<Span>> {
     let span = meta.path.get_ident().map(|ident| ident.span());
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(format!("`{key}` is a flag and takes no value: write just `{key}`")));
+        cx.syn_error(meta.error(format!(
+            "`{key}` is a flag and takes no value: write just `{key}`"
+        )));
         skip_value(meta)?;
         return Ok(None);
     }

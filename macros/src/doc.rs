@@ -9,13 +9,21 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
         .iter()
         .filter_map(|attr| match &attr.meta {
             Meta::NameValue(pair) if pair.path.is_ident("doc") => match &pair.value {
-                Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) => Some(text.value()),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(text),
+                    ..
+                }) => Some(text.value()),
                 _ => None,
             },
             _ => None,
         })
         .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
-        .map(|line| line.strip_prefix(' ').unwrap_or(&line).trim_end().to_owned())
+        .map(|line| {
+            line.strip_prefix(' ')
+                .unwrap_or(&line)
+                .trim_end()
+                .to_owned()
+        })
         .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)

@@ -39,21 +39,49 @@ pub(crate) fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     let errors = cx.has_errors().then(|| cx.into_compile_errors());
     match errors {
         // The function alone (its parameter attributes removed), so only our errors show.
-        Some(errors) => quote!(#errors #item),
+        Some(errors) => {
+            // rustc rejects a variadic Rust fn on its own; we already said why.
+            item.sig.variadic = None;
+            quote!(#errors #item)
+        }
         None => quote!(#item #generated),
     }
 }
 
 fn item_keyword(item: &Item) -> TokenStream {
     match item {
-        Item::Struct(item) => { let token = item.struct_token; quote!(#token) }
-        Item::Enum(item) => { let token = item.enum_token; quote!(#token) }
-        Item::Const(item) => { let token = item.const_token; quote!(#token) }
-        Item::Static(item) => { let token = item.static_token; quote!(#token) }
-        Item::Mod(item) => { let token = item.mod_token; quote!(#token) }
-        Item::Impl(item) => { let token = item.impl_token; quote!(#token) }
-        Item::Trait(item) => { let token = item.trait_token; quote!(#token) }
-        Item::Type(item) => { let token = item.type_token; quote!(#token) }
+        Item::Struct(item) => {
+            let token = item.struct_token;
+            quote!(#token)
+        }
+        Item::Enum(item) => {
+            let token = item.enum_token;
+            quote!(#token)
+        }
+        Item::Const(item) => {
+            let token = item.const_token;
+            quote!(#token)
+        }
+        Item::Static(item) => {
+            let token = item.static_token;
+            quote!(#token)
+        }
+        Item::Mod(item) => {
+            let token = item.mod_token;
+            quote!(#token)
+        }
+        Item::Impl(item) => {
+            let token = item.impl_token;
+            quote!(#token)
+        }
+        Item::Trait(item) => {
+            let token = item.trait_token;
+            quote!(#token)
+        }
+        Item::Type(item) => {
+            let token = item.type_token;
+            quote!(#token)
+        }
         other => quote!(#other),
     }
 }
@@ -63,7 +91,10 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
     let name = match &attrs.name {
         Some(name) => {
             if !is_valid_tool_name(&name.value) {
-                cx.syn_error(syn::Error::new(name.span, invalid_name_message(&name.value)));
+                cx.syn_error(syn::Error::new(
+                    name.span,
+                    invalid_name_message(&name.value),
+                ));
             }
             name.value.clone()
         }
@@ -87,24 +118,30 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
         }
     };
     let permission = attrs.permission.clone().unwrap_or_else(|| {
-        cx.syn_error(syn::Error::new(
+        if attrs.permission_truly_missing() {
+            cx.syn_error(syn::Error::new(
             Span::call_site(),
             format!("tool `{name}` has no `permission`: add `permission = \"<role>\"` naming the lowest role that may see and call it"),
-        ));
+            ));
+        }
         String::new()
     });
 
-    let arguments: Vec<_> = function.params.iter().filter_map(|param| match param {
-        Param::Argument(argument) => Some(argument),
-        Param::Context(_) => None,
-    }).collect();
+    let arguments: Vec<_> = function
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument(argument) => Some(argument),
+            Param::Context(_) => None,
+        })
+        .collect();
     let field_defs = arguments.iter().map(|argument| {
         let (ident, ty, field_attrs) = (&argument.ident, &argument.ty, &argument.field_attrs);
         quote!(#(#field_attrs)* #ident: #ty,)
     });
     let parameter_checks = arguments.iter().map(|argument| {
         let ty = &argument.ty;
-        quote_spanned!(syn::spanned::Spanned::span(ty)=> ::toolgate::__private::assert_parameter::<#ty>();)
+        quote_spanned!(syn::spanned::Spanned::span(ty)=> ::toolgate::__private::assert_parameter::<#ty, _>();)
     });
     let call_args = function.params.iter().map(|param| match param {
         Param::Argument(argument) => {
@@ -126,27 +163,42 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
         }
         Param::Argument(_) => None,
     });
-    let context_types: Vec<_> = function.params.iter().filter_map(|param| match param {
-        Param::Context(context) => Some(&context.ty),
-        Param::Argument(_) => None,
-    }).collect();
+    let context_types: Vec<_> = function
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Context(context) => Some(&context.ty),
+            Param::Argument(_) => None,
+        })
+        .collect();
 
     let output_span = function.output_span;
-    let (ok_type, convert) = match &function.output {
-        Output::Result { ok } => (ok.clone(), quote_spanned!(output_span=>
-            match __output {
-                ::core::result::Result::Ok(__value) => ::toolgate::__private::output_to_value(&__value),
-                ::core::result::Result::Err(__error) => {
-                    #[allow(unused_imports)]
-                    use ::toolgate::__private::{ErrorIsDisplay as _, ErrorIsToolError as _};
-                    ::toolgate::__private::assert_result_error(&__error);
-                    ::core::result::Result::Err((&::toolgate::__private::ErrorProbe(__error)).into_tool_error())
-                }
-            }
-        )),
-        Output::Plain(ty) => (ty.clone(), quote_spanned!(output_span=> ::toolgate::__private::output_to_value(&__output))),
+    let ok_to_value = match &function.output {
+        Output::Result { ok } => {
+            quote_spanned!(syn::spanned::Spanned::span(ok)=> ::toolgate::__private::output_to_value(&__value))
+        }
+        Output::Plain(_) => TokenStream::new(),
     };
-    let output_check = quote_spanned!(syn::spanned::Spanned::span(&ok_type)=> ::toolgate::__private::assert_output::<#ok_type>(););
+    let (ok_type, convert) = match &function.output {
+        Output::Result { ok } => (
+            ok.clone(),
+            quote_spanned!(output_span=>
+                match __output {
+                    ::core::result::Result::Ok(__value) => #ok_to_value,
+                    ::core::result::Result::Err(__error) => {
+                        #[allow(unused_imports)]
+                        use ::toolgate::__private::{ErrorIsDisplay as _, ErrorIsToolError as _};
+                        ::toolgate::__private::assert_result_error(&__error);
+                        ::core::result::Result::Err((&::toolgate::__private::ErrorProbe(__error)).into_tool_error())
+                    }
+                }
+            ),
+        ),
+        Output::Plain(ty) => (
+            ty.clone(),
+            quote_spanned!(output_span=> ::toolgate::__private::output_to_value(&__output)),
+        ),
+    };
 
     let call_and_convert = if item.sig.asyncness.is_some() {
         let fn_span = fn_ident.span();
@@ -179,12 +231,15 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
     let title = option_str(attrs.title.as_deref());
     let group = option_str(attrs.group.as_deref());
     let tags = &attrs.tags;
-    let risk = format_ident!("{}", match attrs.risk.unwrap_or("low") {
-        "medium" => "Medium",
-        "high" => "High",
-        "critical" => "Critical",
-        _ => "Low",
-    });
+    let risk = format_ident!(
+        "{}",
+        match attrs.risk.unwrap_or("low") {
+            "medium" => "Medium",
+            "high" => "High",
+            "critical" => "Critical",
+            _ => "Low",
+        }
+    );
     let read_only = attrs.read_only.is_some();
     let destructive = attrs.destructive.is_some();
     let idempotent = attrs.idempotent;
@@ -198,18 +253,17 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
     quote! {
         #[doc(hidden)]
         const _: () = {
+            #[allow(dead_code, clippy::all)]
+            fn __assertions() {
+                #(#parameter_checks)*
+            }
+
             #[derive(::toolgate::__private::serde::Deserialize, ::toolgate::__private::schemars::JsonSchema)]
             #[serde(crate = "::toolgate::__private::serde", deny_unknown_fields)]
             #[schemars(crate = "::toolgate::__private::schemars")]
             #[allow(non_camel_case_types, dead_code)]
             struct __ToolArguments {
                 #(#field_defs)*
-            }
-
-            #[allow(dead_code, clippy::all)]
-            fn __assertions() {
-                #(#parameter_checks)*
-                #output_check
             }
 
             fn __invoke(
@@ -267,7 +321,10 @@ fn option_str(value: Option<&str>) -> TokenStream {
 }
 
 fn is_valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn invalid_name_message(name: &str) -> String {

@@ -6,7 +6,9 @@ const MAX_MILLIS: u64 = 24 * 60 * 60 * 1000;
 /// Milliseconds of a timeout such as `"250ms"`, `"5s"`, `"2m"`, `"1h"`, or why it is wrong.
 pub(crate) fn parse_timeout(text: &str) -> Result<u64, String> {
     let help = "write a whole number and a unit (`ms`, `s`, `m` or `h`), e.g. \"5s\" or \"250ms\"";
-    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
     if number.is_empty() {
         return Err(format!("invalid timeout \"{text}\": {help}"));
@@ -16,16 +18,24 @@ pub(crate) fn parse_timeout(text: &str) -> Result<u64, String> {
         "s" => 1000,
         "m" => 60 * 1000,
         "h" => 60 * 60 * 1000,
-        _ => return Err(format!("invalid timeout \"{text}\": unknown unit \"{unit}\"; {help}")),
+        _ => {
+            return Err(format!(
+                "invalid timeout \"{text}\": unknown unit \"{unit}\"; {help}"
+            ));
+        }
     };
     let millis = number
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(per_unit))
         .filter(|millis| *millis <= MAX_MILLIS)
-        .ok_or_else(|| format!("timeout \"{text}\" is longer than the limit of one day (\"24h\")"))?;
+        .ok_or_else(|| {
+            format!("timeout \"{text}\" is longer than the limit of one day (\"24h\")")
+        })?;
     if millis == 0 {
-        return Err(format!("timeout \"{text}\" is zero: a tool needs time to run; {help}"));
+        return Err(format!(
+            "timeout \"{text}\" is zero: a tool needs time to run; {help}"
+        ));
     }
     Ok(millis)
 }

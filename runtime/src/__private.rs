@@ -5,10 +5,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::resume_unwind;
 
-use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
+use schemars::generate::SchemaSettings;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ToolError;
@@ -20,11 +20,7 @@ pub use {inventory, schemars, serde, serde_json};
 /// The JSON Schema (2020-12) of a `#[tool]`'s argument struct, without the struct's
 /// generated title.
 pub fn input_schema<T: JsonSchema>() -> Value {
-    let mut schema = schema_value::<T>();
-    if let Value::Object(map) = &mut schema {
-        map.remove("title");
-    }
-    schema
+    schema_value::<T>()
 }
 
 /// The JSON Schema of a return type.
@@ -36,8 +32,10 @@ fn schema_value<T: JsonSchema + ?Sized>() -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut schema {
-        // The dialect is fixed (2020-12) and documented; models do not need the URI.
+        // The dialect is fixed (2020-12) and documented; models need neither the URI nor
+        // the root title, which is a Rust type name (`__ToolArguments`, `int64`).
         map.remove("$schema");
+        map.remove("title");
     }
     schema
 }
@@ -50,10 +48,8 @@ pub fn deserialize_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T,
 }
 
 /// A tool's return value as JSON.
-pub fn output_to_value<T: Serialize + ?Sized>(output: &T) -> ToolResult {
-    serde_json::to_value(output).map_err(|error| {
-        ToolError::execution(format!("the tool's result could not be turned into JSON: {error}"))
-    })
+pub fn output_to_value<T: ToolOutput<M> + ?Sized, M>(output: &T) -> ToolResult {
+    output.to_json()
 }
 
 /// Runs a synchronous tool on tokio's blocking pool, so that a slow or hanging one cannot
@@ -74,21 +70,15 @@ where
 }
 
 /// Asserts at compile time that a parameter type can be read from JSON and described.
-pub fn assert_parameter<T: ToolParameter>() {}
-
-/// Asserts at compile time that a return type can be written as JSON.
-pub fn assert_output<T: ToolOutput + ?Sized>() {}
-
-/// Asserts at compile time that an error type can be shown to a model.
-pub fn assert_error<E: ToolErrorType>() {}
+pub fn assert_parameter<T: ToolParameter<M>, M>() {}
 
 /// Asserts at compile time that a `Result`'s error type can be shown to a model.
-pub fn assert_result_error<E: ToolErrorType>(_error: &E) {}
+pub fn assert_result_error<E: ToolErrorType<M>, M>(_error: &E) {}
 
 /// Boxes an async tool's future, requiring it to be `Send`.
-pub fn boxed_tool_future<F>(future: F) -> ToolFuture
+pub fn boxed_tool_future<F, M>(future: F) -> ToolFuture
 where
-    F: Future<Output = ToolResult> + SendFuture + 'static,
+    F: Future<Output = ToolResult> + SendFuture<M> + 'static,
 {
     Box::pin(future)
 }
@@ -98,15 +88,27 @@ pub fn ready_error(error: ToolError) -> ToolFuture {
     Box::pin(std::future::ready(Err(error)))
 }
 
+// Each check trait below has a second impl that never applies. With two candidate impls,
+// rustc reports the check trait itself, with our message, instead of the bound deep inside
+// the one impl (the same technique axum uses for its `Handler` diagnostics).
+
+/// Marker of the impl that applies.
+pub struct Applies;
+/// Marker of the impl that never applies.
+pub struct NeverApplies;
+/// Implemented by no type.
+pub trait Unimplementable {}
+
 /// A type a tool can take as a parameter.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: it must implement both `serde::Deserialize` and `schemars::JsonSchema`",
     label = "not usable as a tool parameter",
     note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
-    note = "to have it injected instead of read from the model's arguments, mark the parameter `#[ctx]`"
+    note = "to have a value injected instead of read from the model's arguments, mark the parameter `#[ctx]`"
 )]
-pub trait ToolParameter {}
-impl<T: DeserializeOwned + JsonSchema> ToolParameter for T {}
+pub trait ToolParameter<M> {}
+impl<T: DeserializeOwned + JsonSchema> ToolParameter<Applies> for T {}
+impl<T: Unimplementable> ToolParameter<NeverApplies> for T {}
 
 /// A type a tool can return.
 #[diagnostic::on_unimplemented(
@@ -114,26 +116,46 @@ impl<T: DeserializeOwned + JsonSchema> ToolParameter for T {}
     label = "tool results must be serializable to JSON",
     note = "derive it on your type: `#[derive(serde::Serialize)]` (and `schemars::JsonSchema` to publish an output schema)"
 )]
-pub trait ToolOutput {}
-impl<T: Serialize + ?Sized> ToolOutput for T {}
+pub trait ToolOutput<M> {
+    /// The value as JSON.
+    fn to_json(&self) -> ToolResult;
+}
+
+impl<T: Serialize + ?Sized> ToolOutput<Applies> for T {
+    fn to_json(&self) -> ToolResult {
+        serde_json::to_value(self).map_err(|error| {
+            ToolError::execution(format!(
+                "the tool's result could not be turned into JSON: {error}"
+            ))
+        })
+    }
+}
+
+impl<T: Unimplementable + ?Sized> ToolOutput<NeverApplies> for T {
+    fn to_json(&self) -> ToolResult {
+        unreachable!("no type implements `Unimplementable`")
+    }
+}
 
 /// An error type a tool can return.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the error type of a tool: it implements neither `Display` nor is it `ToolError`",
-    label = "tool errors must be shown to the model as text",
-    note = "return `Result<T, ToolError>`, or an error type that implements `std::fmt::Display`"
+    message = "`{Self}` cannot be the error type of a tool: it does not implement `std::fmt::Display`",
+    label = "tool errors are shown to the model as text",
+    note = "return `Result<T, ToolError>`, or use an error type that implements `std::fmt::Display`"
 )]
-pub trait ToolErrorType {}
-impl<E: Display> ToolErrorType for E {}
+pub trait ToolErrorType<M> {}
+impl<E: Display> ToolErrorType<Applies> for E {}
+impl<E: Unimplementable> ToolErrorType<NeverApplies> for E {}
 
 /// A tool's future, which must be `Send` to run on the multi-threaded runtime.
 #[diagnostic::on_unimplemented(
     message = "the future of this async tool is not `Send`",
     label = "holds a value that is not `Send` across an `.await`",
-    note = "tools run on a multi-threaded runtime: drop non-`Send` values (`Rc`, `RefCell` guards, ...) before the next `.await`, or use `Arc` and `tokio::sync::Mutex`"
+    note = "tools run on a multi-threaded runtime: drop values that are not `Send` (`Rc`, `RefCell` borrows, `MutexGuard`, ...) before the next `.await`, or use `Arc` and `tokio::sync::Mutex`"
 )]
-pub trait SendFuture: Send {}
-impl<F: Send> SendFuture for F {}
+pub trait SendFuture<M>: Send {}
+impl<F: Send> SendFuture<Applies> for F {}
+impl<F: Unimplementable + Send> SendFuture<NeverApplies> for F {}
 
 /// Probe for an output schema: returns one when `T: JsonSchema` (autoref specialization).
 pub struct OutputProbe<T: ?Sized>(PhantomData<T>);

@@ -228,7 +228,15 @@ mod tests {
     #[test]
     fn empty_and_null_mean_no_arguments() {
         let limits = ArgumentLimits::default();
-        assert_eq!(ToolArguments::from("  ").into_object(&limits).unwrap(), json!({}));
-        assert_eq!(ToolArguments::from(Value::Null).into_object(&limits).unwrap(), json!({}));
+        assert_eq!(
+            ToolArguments::from("  ").into_object(&limits).unwrap(),
+            json!({})
+        );
+        assert_eq!(
+            ToolArguments::from(Value::Null)
+                .into_object(&limits)
+                .unwrap(),
+            json!({})
+        );
     }
 }

@@ -33,7 +33,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call with an id, a tool name and arguments (a `serde_json::Value`, a JSON string,
     /// or JSON bytes).
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<ToolArguments>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<ToolArguments>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),
@@ -68,6 +72,9 @@ impl ToolOutcome {
     }
 }
 
-fn serialize_millis<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+fn serialize_millis<S: serde::Serializer>(
+    duration: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
 }

@@ -2,12 +2,16 @@
 
 use serde_json::{Value, json};
 
+use jsonschema::error::ValidationErrorKind;
+
 use crate::error::ToolError;
 
 /// Most violations listed in one error; the rest are counted.
 const MAX_LISTED_VIOLATIONS: usize = 20;
 /// Offending values longer than this are not quoted back in messages.
 const MAX_QUOTED_VALUE: usize = 80;
+/// Most allowed values of an `enum` listed in a message.
+const MAX_LISTED_OPTIONS: usize = 50;
 
 /// A compiled input schema.
 pub(crate) struct ArgumentValidator {
@@ -38,18 +42,15 @@ impl ArgumentValidator {
                 continue;
             }
             let path = error.instance_path().as_str().to_owned();
-            let message = if quotable(error.instance()) {
-                error.to_string()
-            } else {
-                error.masked_with("the value").to_string()
-            };
+            let message = message_for(&error);
             let place = if path.is_empty() {
                 "at the top level".to_owned()
             } else {
                 format!("at `{path}`")
             };
             lines.push(format!("- {place}: {message}"));
-            violations.push(json!({"path": path, "keyword": error.kind().keyword(), "message": message}));
+            violations
+                .push(json!({"path": path, "keyword": error.kind().keyword(), "message": message}));
         }
         if total > violations.len() {
             lines.push(format!("- and {} more", total - violations.len()));
@@ -59,6 +60,30 @@ impl ArgumentValidator {
             lines.join("\n")
         ))
         .with_details(json!({"violations": violations, "count": total})))
+    }
+}
+
+/// jsonschema's message, with the value masked when large, and every allowed value
+/// listed for `enum` (jsonschema abbreviates long lists; a model needs them all).
+fn message_for(error: &jsonschema::ValidationError<'_>) -> String {
+    let shown = if quotable(error.instance()) {
+        error.instance().to_string()
+    } else {
+        "the value".to_owned()
+    };
+    match error.kind() {
+        ValidationErrorKind::Enum { options } => match options.as_array() {
+            Some(values) if values.len() <= MAX_LISTED_OPTIONS => {
+                let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+                format!(
+                    "{shown} is not one of the allowed values: {}",
+                    listed.join(", ")
+                )
+            }
+            _ => error.masked_with(shown).to_string(),
+        },
+        _ if shown == "the value" => error.masked_with(shown).to_string(),
+        _ => error.to_string(),
     }
 }
 

@@ -45,11 +45,18 @@ pub(crate) async fn run(
     options: BatchOptions,
 ) -> Vec<ToolOutcome> {
     let cancel = options.cancel.unwrap_or_default();
-    let limit = options.max_concurrency.unwrap_or(config.max_concurrency).max(1);
+    let limit = options
+        .max_concurrency
+        .unwrap_or(config.max_concurrency)
+        .max(1);
     let mode = options.mode.unwrap_or(config.batch_mode);
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
-        let limit = if mode == BatchMode::Sequential { 1 } else { limit };
+        let limit = if mode == BatchMode::Sequential {
+            1
+        } else {
+            limit
+        };
         // `buffered` keeps call order; phases are consecutive runs of calls.
         let mut results = stream::iter(phase)
             .map(|call| execute(config, snapshot, rank, caller, call, cancel.child_token()))
@@ -62,7 +69,12 @@ pub(crate) async fn run(
 }
 
 /// Splits calls into consecutive groups that may run concurrently.
-fn phases(snapshot: &Snapshot, rank: Option<usize>, calls: Vec<ToolCall>, mode: BatchMode) -> Vec<Vec<ToolCall>> {
+fn phases(
+    snapshot: &Snapshot,
+    rank: Option<usize>,
+    calls: Vec<ToolCall>,
+    mode: BatchMode,
+) -> Vec<Vec<ToolCall>> {
     if mode != BatchMode::ReadOnlyParallel {
         return vec![calls];
     }

@@ -107,7 +107,10 @@ impl RegistryBuilder {
     ///     .build();
     /// # let _ = registry;
     /// ```
-    pub fn filter_linked(mut self, keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static) -> Self {
+    pub fn filter_linked(
+        mut self,
+        keep: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.linked_filter = Some(Box::new(keep));
         self
     }
@@ -157,7 +160,11 @@ impl RegistryBuilder {
         if self.include_linked {
             for linked in linked_tools() {
                 let definition = linked.definition();
-                if self.linked_filter.as_ref().is_some_and(|keep| !keep(&definition)) {
+                if self
+                    .linked_filter
+                    .as_ref()
+                    .is_some_and(|keep| !keep(&definition))
+                {
                     continue;
                 }
                 candidates.push(Candidate {

@@ -24,11 +24,18 @@ pub(crate) async fn execute(
     cancel: CancellationToken,
 ) -> ToolOutcome {
     let started = Instant::now();
-    let ToolCall { id, name, arguments } = call;
+    let ToolCall {
+        id,
+        name,
+        arguments,
+    } = call;
     let span = tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = caller.id());
     let result = async {
         if cancel.is_cancelled() {
-            return Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled before it started"));
+            return Err(ToolError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled before it started",
+            ));
         }
         let entry = find(config, snapshot, rank, &name)?;
         let arguments = arguments.into_object(&config.limits)?;
@@ -49,11 +56,21 @@ pub(crate) async fn execute(
         Ok(_) => tracing::debug!(?duration, "tool call succeeded"),
         Err(error) => tracing::debug!(?duration, code = %error.code, "tool call failed"),
     });
-    ToolOutcome { call_id: id, tool: name, result, duration }
+    ToolOutcome {
+        call_id: id,
+        tool: name,
+        result,
+        duration,
+    }
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
-fn find<'s>(config: &Config, snapshot: &'s Snapshot, rank: Option<usize>, name: &str) -> Result<&'s Arc<Entry>, ToolError> {
+fn find<'s>(
+    config: &Config,
+    snapshot: &'s Snapshot,
+    rank: Option<usize>,
+    name: &str,
+) -> Result<&'s Arc<Entry>, ToolError> {
     if let Some(entry) = snapshot.visible(rank, name) {
         return Ok(entry);
     }
@@ -64,7 +81,10 @@ fn find<'s>(config: &Config, snapshot: &'s Snapshot, rank: Option<usize>, name: 
         ));
     }
     // The same answer whether the tool is hidden or does not exist.
-    let available = snapshot.view(rank).map(|view| Arc::clone(&view.names)).unwrap_or_default();
+    let available = snapshot
+        .view(rank)
+        .map(|view| Arc::clone(&view.names))
+        .unwrap_or_default();
     let message = if available.is_empty() {
         format!("there is no tool named `{name}`, and no tools are available")
     } else {

@@ -171,18 +171,28 @@ impl Registry {
     /// Every tool's definition, whatever its permission (for administration, not for models).
     pub fn all_definitions(&self) -> Vec<Arc<ToolDefinition>> {
         let snapshot = self.inner.snapshot.load();
-        snapshot.entries().iter().map(|entry| Arc::clone(&entry.definition)).collect()
+        snapshot
+            .entries()
+            .iter()
+            .map(|entry| Arc::clone(&entry.definition))
+            .collect()
     }
 
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, run with timeout and panic isolation. Always returns an
     /// outcome.
     pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
-        self.call_with_cancel(caller, call, CancellationToken::new()).await
+        self.call_with_cancel(caller, call, CancellationToken::new())
+            .await
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
-    pub async fn call_with_cancel(&self, caller: &Caller, call: ToolCall, cancel: CancellationToken) -> ToolOutcome {
+    pub async fn call_with_cancel(
+        &self,
+        caller: &Caller,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> ToolOutcome {
         let snapshot = self.inner.snapshot.load_full();
         let rank = self.rank(caller);
         execute::execute(&self.inner.config, &snapshot, rank, caller, call, cancel).await
@@ -190,13 +200,19 @@ impl Registry {
 
     /// Runs a batch with the registry's settings; see [`run_batch_with`](Self::run_batch_with).
     pub async fn run_batch(&self, caller: &Caller, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
-        self.run_batch_with(caller, calls, BatchOptions::default()).await
+        self.run_batch_with(caller, calls, BatchOptions::default())
+            .await
     }
 
     /// Runs many calls: exactly one outcome per call, in call order, never a missing one.
     /// Read-only calls run in parallel (up to the concurrency limit); other calls run one
     /// at a time, in call order, after the calls before them (see [`BatchMode`]).
-    pub async fn run_batch_with(&self, caller: &Caller, calls: Vec<ToolCall>, options: BatchOptions) -> Vec<ToolOutcome> {
+    pub async fn run_batch_with(
+        &self,
+        caller: &Caller,
+        calls: Vec<ToolCall>,
+        options: BatchOptions,
+    ) -> Vec<ToolOutcome> {
         let snapshot = self.inner.snapshot.load_full();
         let rank = self.rank(caller);
         batch::run(&self.inner.config, &snapshot, rank, caller, calls, options).await
@@ -236,7 +252,11 @@ impl Registry {
         &self,
         edit: impl FnOnce(Vec<Arc<snapshot::Entry>>) -> (Vec<Arc<snapshot::Entry>>, Vec<Candidate>),
     ) -> Result<(), BuildError> {
-        let _guard = self.inner.changing.lock().unwrap_or_else(PoisonError::into_inner);
+        let _guard = self
+            .inner
+            .changing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let current = self.inner.snapshot.load_full();
         let (entries, candidates) = edit(current.entries().to_vec());
         let unchanged = candidates.is_empty() && entries.len() == current.entries().len();

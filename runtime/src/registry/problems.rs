@@ -71,9 +71,17 @@ impl fmt::Display for BuildProblem {
                 "no roles are configured; call `.roles([\"public\", \"staff\", ...])`, lowest first"
             ),
             BuildProblem::DuplicateRole { role } => {
-                write!(f, "the role \"{role}\" appears more than once in `.roles(..)`")
+                write!(
+                    f,
+                    "the role \"{role}\" appears more than once in `.roles(..)`"
+                )
             }
-            BuildProblem::UnknownPermission { tool, location, permission, known_roles } => {
+            BuildProblem::UnknownPermission {
+                tool,
+                location,
+                permission,
+                known_roles,
+            } => {
                 let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
                 write!(
                     f,
@@ -90,9 +98,17 @@ impl fmt::Display for BuildProblem {
                         None => "a tool registered at run time".to_owned(),
                     })
                     .collect();
-                write!(f, "two tools are named `{name}`: {}; rename one with `#[tool(name = \"...\")]`", places.join(" and "))
+                write!(
+                    f,
+                    "two tools are named `{name}`: {}; rename one with `#[tool(name = \"...\")]`",
+                    places.join(" and ")
+                )
             }
-            BuildProblem::MissingState { tool, location, type_name } => write!(
+            BuildProblem::MissingState {
+                tool,
+                location,
+                type_name,
+            } => write!(
                 f,
                 "tool `{tool}`{} takes `State<{type_name}>`, but the registry has no `{type_name}`; add `.state(..)` with one",
                 at(location)
@@ -128,7 +144,11 @@ impl BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = self.problems.len();
-        write!(f, "the tool registry could not be built ({count} problem{}):", if count == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "the tool registry could not be built ({count} problem{}):",
+            if count == 1 { "" } else { "s" }
+        )?;
         for problem in &self.problems {
             write!(f, "\n  - {problem}")?;
         }

@@ -92,8 +92,14 @@ impl Snapshot {
             .enumerate()
             .map(|(index, entry)| (entry.definition.name.clone(), index))
             .collect();
-        let views = (0..roles.names().len()).map(|rank| view_for(&entries, rank)).collect();
-        Ok(Snapshot { entries, by_name, views })
+        let views = (0..roles.names().len())
+            .map(|rank| view_for(&entries, rank))
+            .collect();
+        Ok(Snapshot {
+            entries,
+            by_name,
+            views,
+        })
     }
 
     pub(crate) fn entries(&self) -> &[Arc<Entry>] {
@@ -122,16 +128,28 @@ fn role_problems(roles: &Roles) -> Vec<BuildProblem> {
         problems.push(BuildProblem::NoRoles);
     }
     for role in roles.duplicates() {
-        problems.push(BuildProblem::DuplicateRole { role: role.to_owned() });
+        problems.push(BuildProblem::DuplicateRole {
+            role: role.to_owned(),
+        });
     }
     problems
 }
 
-fn check(roles: &Roles, states: &StateMap, candidate: Candidate) -> Result<Entry, Vec<BuildProblem>> {
-    let Candidate { definition, handler, requirements } = candidate;
+fn check(
+    roles: &Roles,
+    states: &StateMap,
+    candidate: Candidate,
+) -> Result<Entry, Vec<BuildProblem>> {
+    let Candidate {
+        definition,
+        handler,
+        requirements,
+    } = candidate;
     let mut problems = Vec::new();
     if !is_valid_tool_name(&definition.name) {
-        problems.push(BuildProblem::InvalidName { name: definition.name.clone() });
+        problems.push(BuildProblem::InvalidName {
+            name: definition.name.clone(),
+        });
     }
     let rank = roles.rank(&definition.permission);
     if rank.is_none() && !roles.names().is_empty() {
@@ -156,7 +174,10 @@ fn check(roles: &Roles, states: &StateMap, candidate: Candidate) -> Result<Entry
         None => ArgumentValidator::compile(&definition.input_schema),
     };
     let validator = validator.map_err(|reason| {
-        problems.push(BuildProblem::InvalidSchema { tool: definition.name.clone(), reason })
+        problems.push(BuildProblem::InvalidSchema {
+            tool: definition.name.clone(),
+            reason,
+        })
     });
     match (problems.is_empty(), rank, validator) {
         (true, Some(rank), Ok(validator)) => Ok(Entry {
@@ -172,7 +193,9 @@ fn check(roles: &Roles, states: &StateMap, candidate: Candidate) -> Result<Entry
 fn schema_problem(schema: &Value) -> Option<String> {
     match schema.get("type") {
         Some(Value::String(kind)) if kind == "object" => None,
-        Some(other) => Some(format!("the root must have `\"type\": \"object\"`, not {other}")),
+        Some(other) => Some(format!(
+            "the root must have `\"type\": \"object\"`, not {other}"
+        )),
         None => Some("the root must have `\"type\": \"object\"`".to_owned()),
     }
 }
@@ -184,7 +207,10 @@ fn duplicate_names(entries: &[Arc<Entry>]) -> Vec<BuildProblem> {
         if group.len() > 1 {
             problems.push(BuildProblem::DuplicateName {
                 name: group[0].definition.name.clone(),
-                locations: group.iter().map(|entry| entry.definition.source.clone()).collect(),
+                locations: group
+                    .iter()
+                    .map(|entry| entry.definition.source.clone())
+                    .collect(),
             });
         }
     }

@@ -1,0 +1,9 @@
+use toolgate::prelude::*;
+
+/// Add two numbers.
+#[tool(permission = "public")]
+extern "C" fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use toolgate::prelude::*;
+
+/// A customer.
+#[tool(permission = "staff")]
+struct Customer {
+    name: String,
+}
+
+fn main() {}
