@@ -20,7 +20,13 @@ pub use {inventory, schemars, serde, serde_json};
 /// The JSON Schema (2020-12) of a `#[tool]`'s argument struct, without the struct's
 /// generated title.
 pub fn input_schema<T: JsonSchema>() -> Value {
-    schema_value::<T>()
+    let mut schema = schema_value::<T>();
+    if let Value::Object(map) = &mut schema {
+        // A tool without parameters still lists its (empty) properties: several providers
+        // require the key on every object schema.
+        map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+    }
+    schema
 }
 
 /// The JSON Schema of a return type.
