@@ -24,7 +24,8 @@ pub fn input_schema<T: JsonSchema>() -> Value {
     if let Value::Object(map) = &mut schema {
         // A tool without parameters still lists its (empty) properties: several providers
         // require the key on every object schema.
-        map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
     }
     schema
 }

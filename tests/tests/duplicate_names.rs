@@ -25,5 +25,8 @@ fn both_locations_are_named() {
     let mut lines: Vec<u32> = locations.iter().map(|l| l.as_ref().unwrap().line).collect();
     lines.sort();
     assert_eq!(lines, [8, 14]);
-    assert!(error.to_string().contains("two tools are named `lookup`"), "{error}");
+    assert!(
+        error.to_string().contains("two tools are named `lookup`"),
+        "{error}"
+    );
 }

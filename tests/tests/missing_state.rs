@@ -15,7 +15,12 @@ fn count_stock(#[ctx] inventory: State<Inventory>) -> u32 {
 #[test]
 fn build_names_the_tool_and_the_missing_type() {
     let error = Registry::builder().roles(["staff"]).build().unwrap_err();
-    let [BuildProblem::MissingState { tool, type_name, .. }] = error.problems() else {
+    let [
+        BuildProblem::MissingState {
+            tool, type_name, ..
+        },
+    ] = error.problems()
+    else {
         panic!("{error}");
     };
     assert_eq!(tool, "count_stock");
@@ -25,5 +30,11 @@ fn build_names_the_tool_and_the_missing_type() {
 
 #[test]
 fn given_the_state_it_builds() {
-    assert!(Registry::builder().roles(["staff"]).state(Inventory).build().is_ok());
+    assert!(
+        Registry::builder()
+            .roles(["staff"])
+            .state(Inventory)
+            .build()
+            .is_ok()
+    );
 }

@@ -49,8 +49,19 @@ fn each_role_sees_exactly_its_tools_and_those_below() {
     let registry = registry();
     assert_eq!(names(&registry, "public"), ["opening_hours"]);
     assert_eq!(names(&registry, "customer"), ["my_pets", "opening_hours"]);
-    assert_eq!(names(&registry, "staff"), ["all_appointments", "my_pets", "opening_hours"]);
-    assert_eq!(names(&registry, "admin"), ["all_appointments", "my_pets", "opening_hours", "system_stats"]);
+    assert_eq!(
+        names(&registry, "staff"),
+        ["all_appointments", "my_pets", "opening_hours"]
+    );
+    assert_eq!(
+        names(&registry, "admin"),
+        [
+            "all_appointments",
+            "my_pets",
+            "opening_hours",
+            "system_stats"
+        ]
+    );
 }
 
 #[test]
@@ -70,8 +81,12 @@ fn a_caller_with_an_unconfigured_role_sees_and_runs_nothing() {
 async fn a_tool_above_the_role_answers_exactly_like_an_unknown_tool() {
     let registry = registry();
     let customer = Caller::new("c", "customer");
-    let hidden = registry.call(&customer, ToolCall::new("1", "system_stats", json!({}))).await;
-    let missing = registry.call(&customer, ToolCall::new("1", "system_stats_", json!({}))).await;
+    let hidden = registry
+        .call(&customer, ToolCall::new("1", "system_stats", json!({})))
+        .await;
+    let missing = registry
+        .call(&customer, ToolCall::new("1", "system_stats_", json!({})))
+        .await;
     let hidden = hidden.error().unwrap();
     let missing = missing.error().unwrap();
     assert_eq!(hidden.code, ErrorCode::UnknownTool);
@@ -82,25 +97,42 @@ async fn a_tool_above_the_role_answers_exactly_like_an_unknown_tool() {
     );
     assert!(!hidden.message.contains("admin"), "{}", hidden.message);
     // The message lists what the caller may use, so a model can recover.
-    assert!(hidden.message.contains("`my_pets`, `opening_hours`"), "{}", hidden.message);
+    assert!(
+        hidden.message.contains("`my_pets`, `opening_hours`"),
+        "{}",
+        hidden.message
+    );
     assert!(registry.definition(&customer, "system_stats").is_none());
 }
 
 #[tokio::test]
 async fn hidden_tools_can_be_revealed_when_the_application_asks() {
-    let registry = Registry::builder().roles(ROLES).reveal_hidden_tools(true).build().unwrap();
+    let registry = Registry::builder()
+        .roles(ROLES)
+        .reveal_hidden_tools(true)
+        .build()
+        .unwrap();
     let customer = Caller::new("c", "customer");
-    let outcome = registry.call(&customer, ToolCall::new("1", "system_stats", json!({}))).await;
+    let outcome = registry
+        .call(&customer, ToolCall::new("1", "system_stats", json!({})))
+        .await;
     let error = outcome.error().unwrap();
     assert_eq!(error.code.as_str(), "forbidden");
-    let unknown = registry.call(&customer, ToolCall::new("1", "nope", json!({}))).await;
+    let unknown = registry
+        .call(&customer, ToolCall::new("1", "nope", json!({})))
+        .await;
     assert_eq!(unknown.error().unwrap().code, ErrorCode::UnknownTool);
 }
 
 #[tokio::test]
 async fn the_caller_reaches_the_tool() {
     let registry = registry();
-    let outcome = registry.call(&Caller::new("user-42", "customer"), ToolCall::new("1", "my_pets", json!({}))).await;
+    let outcome = registry
+        .call(
+            &Caller::new("user-42", "customer"),
+            ToolCall::new("1", "my_pets", json!({})),
+        )
+        .await;
     assert_eq!(outcome.result.unwrap(), "pets of user-42");
 }
 
@@ -109,7 +141,11 @@ fn listing_by_group() {
     let registry = registry();
     let staff = Caller::new("s", "staff");
     assert_eq!(registry.groups_visible_to(&staff), ["clinic", "pets"]);
-    let clinic: Vec<_> = registry.visible_in_group(&staff, "clinic").iter().map(|t| t.name.clone()).collect();
+    let clinic: Vec<_> = registry
+        .visible_in_group(&staff, "clinic")
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
     assert_eq!(clinic, ["all_appointments", "opening_hours"]);
     assert!(registry.visible_in_group(&staff, "system").is_empty());
 }
@@ -118,8 +154,14 @@ fn listing_by_group() {
 fn listings_are_computed_once_not_per_request() {
     let registry = registry();
     let staff = Caller::new("s", "staff");
-    assert!(Arc::ptr_eq(&registry.visible_to(&staff), &registry.visible_to(&staff)));
-    assert!(Arc::ptr_eq(&registry.visible_json(&staff), &registry.visible_json(&staff)));
+    assert!(Arc::ptr_eq(
+        &registry.visible_to(&staff),
+        &registry.visible_to(&staff)
+    ));
+    assert!(Arc::ptr_eq(
+        &registry.visible_json(&staff),
+        &registry.visible_json(&staff)
+    ));
     let json = registry.visible_json(&staff);
     assert_eq!(json.as_array().unwrap().len(), 3);
     assert_eq!(json[0]["name"], "all_appointments");
@@ -129,12 +171,17 @@ fn listings_are_computed_once_not_per_request() {
 #[test]
 fn definitions_carry_everything_a_provider_needs() {
     let registry = registry();
-    let definition = registry.definition(&Caller::new("a", "admin"), "opening_hours").unwrap();
+    let definition = registry
+        .definition(&Caller::new("a", "admin"), "opening_hours")
+        .unwrap();
     assert_eq!(definition.description, "Opening hours.");
     assert_eq!(definition.permission, "public");
     assert_eq!(definition.group.as_deref(), Some("clinic"));
     assert!(definition.hints.read_only);
-    assert_eq!(definition.input_schema, json!({"type": "object", "properties": {}, "additionalProperties": false}));
+    assert_eq!(
+        definition.input_schema,
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
     assert_eq!(definition.output_schema, Some(json!({"type": "string"})));
     let source = definition.source.as_ref().unwrap();
     assert!(source.file.ends_with("roles.rs"), "{source}");
@@ -142,16 +189,33 @@ fn definitions_carry_everything_a_provider_needs() {
 
 #[test]
 fn a_permission_naming_no_role_fails_the_build_with_tool_location_and_roles() {
-    let error = Registry::builder().roles(["public", "customer", "staff"]).build().unwrap_err();
-    let [BuildProblem::UnknownPermission { tool, location, permission, known_roles }] = error.problems() else {
+    let error = Registry::builder()
+        .roles(["public", "customer", "staff"])
+        .build()
+        .unwrap_err();
+    let [
+        BuildProblem::UnknownPermission {
+            tool,
+            location,
+            permission,
+            known_roles,
+        },
+    ] = error.problems()
+    else {
         panic!("expected one problem: {error}");
     };
-    assert_eq!((tool.as_str(), permission.as_str()), ("system_stats", "admin"));
+    assert_eq!(
+        (tool.as_str(), permission.as_str()),
+        ("system_stats", "admin")
+    );
     assert_eq!(known_roles, &["public", "customer", "staff"]);
     assert!(location.as_ref().unwrap().file.ends_with("roles.rs"));
     let text = error.to_string();
     assert!(text.contains("tool `system_stats` (defined at "), "{text}");
-    assert!(text.contains("the roles are \"public\", \"customer\", \"staff\""), "{text}");
+    assert!(
+        text.contains("the roles are \"public\", \"customer\", \"staff\""),
+        "{text}"
+    );
 }
 
 #[test]
@@ -184,7 +248,11 @@ fn no_roles_is_an_error() {
 
 #[test]
 fn an_empty_registry_builds_but_is_empty() {
-    let registry = Registry::builder().roles(["public"]).linked_tools(false).build().unwrap();
+    let registry = Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .build()
+        .unwrap();
     assert!(registry.is_empty());
     assert!(registry.visible_to(&Caller::new("p", "public")).is_empty());
 }
@@ -196,5 +264,8 @@ fn linked_tools_can_be_filtered_by_group() {
         .filter_linked(|tool| tool.group.as_deref() == Some("clinic"))
         .build()
         .unwrap();
-    assert_eq!(names(&registry, "admin"), ["all_appointments", "opening_hours"]);
+    assert_eq!(
+        names(&registry, "admin"),
+        ["all_appointments", "opening_hours"]
+    );
 }

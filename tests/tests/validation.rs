@@ -31,10 +31,8 @@ fn book(
     /// Visit length in minutes.
     #[schemars(range(min = 15, max = 120))]
     minutes: u32,
-    #[schemars(regex(pattern = r"^[A-Z]{2}-\d{4}$"))]
-    reference: Option<String>,
-    #[schemars(length(max = 5))]
-    notes: Option<Vec<String>>,
+    #[schemars(regex(pattern = r"^[A-Z]{2}-\d{4}$"))] reference: Option<String>,
+    #[schemars(length(max = 5))] notes: Option<Vec<String>>,
 ) -> String {
     BOOKINGS_RUN.fetch_add(1, Ordering::SeqCst);
     let _ = (reference, notes);
@@ -59,7 +57,12 @@ fn registry() -> Registry {
 }
 
 async fn call(registry: &Registry, name: &str, arguments: impl Into<ToolArguments>) -> ToolOutcome {
-    registry.call(&Caller::new("t", "public"), ToolCall::new("id", name, arguments)).await
+    registry
+        .call(
+            &Caller::new("t", "public"),
+            ToolCall::new("id", name, arguments),
+        )
+        .await
 }
 
 fn violations(outcome: &ToolOutcome) -> Vec<(String, String)> {
@@ -69,7 +72,12 @@ fn violations(outcome: &ToolOutcome) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| (v["path"].as_str().unwrap().to_owned(), v["keyword"].as_str().unwrap().to_owned()))
+        .map(|v| {
+            (
+                v["path"].as_str().unwrap().to_owned(),
+                v["keyword"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -82,7 +90,10 @@ async fn valid_arguments_run_from_text_value_and_bytes() {
         ToolArguments::Text(good.to_string()),
         ToolArguments::Bytes(good.to_string().into_bytes()),
     ] {
-        assert_eq!(call(&registry, "book", arguments).await.result.unwrap(), "Rex for 30");
+        assert_eq!(
+            call(&registry, "book", arguments).await.result.unwrap(),
+            "Rex for 30"
+        );
     }
 }
 
@@ -116,23 +127,57 @@ async fn every_violation_is_reported_at_once_with_its_path() {
         ]
     );
     let message = &outcome.error().unwrap().message;
-    assert!(message.contains("at `/pet/species`: \"hamster\" is not one of the allowed values: \"cat\", \"dog\""), "{message}");
-    assert!(message.contains("at `/minutes`: 500 is greater than the maximum of 120"), "{message}");
+    assert!(
+        message.contains(
+            "at `/pet/species`: \"hamster\" is not one of the allowed values: \"cat\", \"dog\""
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("at `/minutes`: 500 is greater than the maximum of 120"),
+        "{message}"
+    );
     assert!(message.contains("'surprise' was unexpected"), "{message}");
-    assert_eq!(BOOKINGS_RUN.load(Ordering::SeqCst), before, "no invalid call may reach the function");
+    assert_eq!(
+        BOOKINGS_RUN.load(Ordering::SeqCst),
+        before,
+        "no invalid call may reach the function"
+    );
 }
 
 #[tokio::test]
 async fn wrong_types_and_missing_fields() {
     let registry = registry();
-    let outcome = call(&registry, "book", json!({"pet": {"name": 5, "species": "cat"}, "minutes": "thirty"})).await;
+    let outcome = call(
+        &registry,
+        "book",
+        json!({"pet": {"name": 5, "species": "cat"}, "minutes": "thirty"}),
+    )
+    .await;
     let mut found = violations(&outcome);
     found.sort();
-    assert_eq!(found, [("/minutes".into(), "type".into()), ("/pet/name".into(), "type".into())]);
+    assert_eq!(
+        found,
+        [
+            ("/minutes".into(), "type".into()),
+            ("/pet/name".into(), "type".into())
+        ]
+    );
     let outcome = call(&registry, "book", json!({"minutes": 30})).await;
     assert_eq!(violations(&outcome), [("".into(), "required".into())]);
-    assert!(outcome.error().unwrap().message.contains("\"pet\" is a required property"));
-    let outcome = call(&registry, "book", json!({"pet": {"name": "Rex", "species": "dog"}, "minutes": 30.5})).await;
+    assert!(
+        outcome
+            .error()
+            .unwrap()
+            .message
+            .contains("\"pet\" is a required property")
+    );
+    let outcome = call(
+        &registry,
+        "book",
+        json!({"pet": {"name": "Rex", "species": "dog"}, "minutes": 30.5}),
+    )
+    .await;
     assert_eq!(violations(&outcome), [("/minutes".into(), "type".into())]);
 }
 
@@ -142,19 +187,46 @@ async fn malformed_json_reports_its_position() {
     let outcome = call(&registry, "echo", "{\"text\": \"abc\",\n  oops}").await;
     let error = outcome.error().unwrap();
     assert_eq!(error.code, ErrorCode::InvalidArguments);
-    assert!(error.message.starts_with("the arguments are not valid JSON: key must be a string at line 2 column 3"), "{}", error.message);
+    assert!(
+        error.message.starts_with(
+            "the arguments are not valid JSON: key must be a string at line 2 column 3"
+        ),
+        "{}",
+        error.message
+    );
     assert_eq!(error.details, Some(json!({"line": 2, "column": 3})));
 }
 
 #[tokio::test]
 async fn invalid_utf8_and_escapes_are_errors_not_panics() {
     let registry = registry();
-    let outcome = call(&registry, "echo", ToolArguments::Bytes(b"{\"text\": \"\xff\xfe\"}".to_vec())).await;
-    assert!(outcome.error().unwrap().message.contains("invalid unicode code point"), "{:?}", outcome.error());
+    let outcome = call(
+        &registry,
+        "echo",
+        ToolArguments::Bytes(b"{\"text\": \"\xff\xfe\"}".to_vec()),
+    )
+    .await;
+    assert!(
+        outcome
+            .error()
+            .unwrap()
+            .message
+            .contains("invalid unicode code point"),
+        "{:?}",
+        outcome.error()
+    );
     let outcome = call(&registry, "echo", r#"{"text": "\ud800"}"#).await;
-    assert!(outcome.error().unwrap().message.contains("hex escape"), "{:?}", outcome.error());
+    assert!(
+        outcome.error().unwrap().message.contains("hex escape"),
+        "{:?}",
+        outcome.error()
+    );
     let outcome = call(&registry, "echo", r#"{"text": "\q"}"#).await;
-    assert!(outcome.error().unwrap().message.contains("invalid escape"), "{:?}", outcome.error());
+    assert!(
+        outcome.error().unwrap().message.contains("invalid escape"),
+        "{:?}",
+        outcome.error()
+    );
 }
 
 #[tokio::test]
@@ -169,10 +241,17 @@ async fn non_object_arguments_are_refused_and_empty_means_none() {
         let outcome = call(&registry, "echo", arguments).await;
         let error = outcome.error().unwrap();
         assert_eq!(error.code, ErrorCode::InvalidArguments);
-        assert!(error.message.ends_with(&format!("but got {shown}")), "{}", error.message);
+        assert!(
+            error.message.ends_with(&format!("but got {shown}")),
+            "{}",
+            error.message
+        );
     }
     // No arguments at all (OpenAI sends "" for parameterless tools) is an empty object.
-    for arguments in [ToolArguments::Text(String::new()), ToolArguments::Value(Value::Null)] {
+    for arguments in [
+        ToolArguments::Text(String::new()),
+        ToolArguments::Value(Value::Null),
+    ] {
         let outcome = call(&registry, "echo", arguments).await;
         assert_eq!(violations(&outcome), [("".into(), "required".into())]);
     }
@@ -195,16 +274,28 @@ async fn ten_megabyte_strings_are_refused_by_the_size_limit() {
 async fn ten_megabyte_strings_pass_when_the_application_allows_them() {
     let registry = Registry::builder()
         .roles(["public"])
-        .argument_limits(ArgumentLimits { max_bytes: 32 * 1024 * 1024, max_depth: 64 })
+        .argument_limits(ArgumentLimits {
+            max_bytes: 32 * 1024 * 1024,
+            max_depth: 64,
+        })
         .build()
         .unwrap();
     let huge = "x".repeat(10 * 1024 * 1024);
     let outcome = call(&registry, "echo", json!({"text": huge}).to_string()).await;
     assert_eq!(outcome.result.unwrap(), 10 * 1024 * 1024);
     // A long value that breaks a constraint is named, not quoted back in full.
-    let outcome = call(&registry, "book", json!({"pet": {"name": huge, "species": "cat"}, "minutes": 30})).await;
+    let outcome = call(
+        &registry,
+        "book",
+        json!({"pet": {"name": huge, "species": "cat"}, "minutes": 30}),
+    )
+    .await;
     let error = outcome.error().unwrap();
-    assert!(error.message.len() < 1000, "message of {} bytes", error.message.len());
+    assert!(
+        error.message.len() < 1000,
+        "message of {} bytes",
+        error.message.len()
+    );
 }
 
 fn deeply_nested_text(depth: usize) -> String {
@@ -231,7 +322,11 @@ async fn ten_thousand_levels_of_nesting_are_refused_without_overflowing_the_stac
     let outcome = call(&registry, "nested", deeply_nested_value(10_000)).await;
     let error = outcome.error().unwrap();
     assert_eq!(error.code, ErrorCode::ArgumentsTooDeep);
-    assert!(error.message.contains("more than 64 levels"), "{}", error.message);
+    assert!(
+        error.message.contains("more than 64 levels"),
+        "{}",
+        error.message
+    );
     // Within the limit, nesting is fine.
     let outcome = call(&registry, "nested", deeply_nested_text(50)).await;
     assert!(outcome.is_ok(), "{:?}", outcome.error());
