@@ -248,16 +248,13 @@ fn read_output(cx: &Ctxt, output: &ReturnType) -> (Output, Span) {
         );
         return (Output::Plain(syn::parse_quote!(())), span);
     }
-    if let Type::Path(path) = &**ty {
-        if let Some(last) = path.path.segments.last() {
-            if last.ident == "Result" {
-                if let PathArguments::AngleBracketed(args) = &last.arguments {
-                    if let Some(GenericArgument::Type(ok)) = args.args.first() {
-                        return (Output::Result { ok: ok.clone() }, span);
-                    }
-                }
-            }
-        }
+    if let Type::Path(path) = &**ty
+        && let Some(last) = path.path.segments.last()
+        && last.ident == "Result"
+        && let PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(GenericArgument::Type(ok)) = args.args.first()
+    {
+        return (Output::Result { ok: ok.clone() }, span);
     }
     (Output::Plain((**ty).clone()), span)
 }

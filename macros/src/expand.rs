@@ -189,7 +189,7 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
                         #[allow(unused_imports)]
                         use ::toolgate::__private::{ErrorIsDisplay as _, ErrorIsToolError as _};
                         ::toolgate::__private::assert_result_error(&__error);
-                        ::core::result::Result::Err((&::toolgate::__private::ErrorProbe(__error)).into_tool_error())
+                        ::core::result::Result::Err((&::toolgate::__private::ErrorProbe(__error)).to_tool_error())
                     }
                 }
             ),

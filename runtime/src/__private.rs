@@ -211,11 +211,11 @@ pub struct ErrorProbe<E>(pub E);
 /// Chosen when the error already is a `ToolError`.
 pub trait ErrorIsToolError {
     /// The error unchanged.
-    fn into_tool_error(&self) -> ToolError;
+    fn to_tool_error(&self) -> ToolError;
 }
 
 impl ErrorIsToolError for ErrorProbe<ToolError> {
-    fn into_tool_error(&self) -> ToolError {
+    fn to_tool_error(&self) -> ToolError {
         self.0.clone()
     }
 }
@@ -224,11 +224,11 @@ impl ErrorIsToolError for ErrorProbe<ToolError> {
 /// supports that.
 pub trait ErrorIsDisplay {
     /// The error as an `execution_failed` error.
-    fn into_tool_error(&self) -> ToolError;
+    fn to_tool_error(&self) -> ToolError;
 }
 
 impl<E: Display> ErrorIsDisplay for &ErrorProbe<E> {
-    fn into_tool_error(&self) -> ToolError {
+    fn to_tool_error(&self) -> ToolError {
         ToolError::execution(format!("{:#}", self.0))
     }
 }
