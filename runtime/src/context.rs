@@ -15,7 +15,7 @@ use crate::error::ToolError;
 /// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and received as
 /// `#[ctx] name: State<T>`.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use toolgate::prelude::*;
 ///
 /// struct Clinic { name: String }

@@ -5,7 +5,7 @@
 //! checks every call against the very schema the model saw, and runs calls, alone or in
 //! batches, with timeouts, cancellation and panic isolation.
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use toolgate::prelude::*;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -19,7 +19,7 @@ type LinkedFilter = Box<dyn Fn(&ToolDefinition) -> bool + Send + Sync>;
 
 /// Configures a [`Registry`]; start with [`Registry::builder`].
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use std::time::Duration;
 /// use toolgate::Registry;
 ///

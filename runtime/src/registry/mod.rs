@@ -53,7 +53,7 @@ struct Inner {
 ///
 /// Cheap to clone (an `Arc` inside); share one across the application.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use toolgate::prelude::*;
 ///
 /// /// Add two numbers.
