@@ -241,7 +241,7 @@ fn read_output(cx: &Ctxt, output: &ReturnType) -> (Output, Span) {
         ReturnType::Type(_, ty) => ty,
     };
     let span = syn::spanned::Spanned::span(&**ty);
-    if let Type::ImplTrait(impl_trait) = &**ty {
+    if let Some(impl_trait) = find_impl_trait(ty) {
         cx.error_spanned_by(
             impl_trait,
             "a tool must return a concrete type, not `impl Trait`: the runtime serializes it and may publish its schema",
@@ -257,4 +257,17 @@ fn read_output(cx: &Ctxt, output: &ReturnType) -> (Output, Span) {
         return (Output::Result { ok: ok.clone() }, span);
     }
     (Output::Plain((**ty).clone()), span)
+}
+
+/// The first `impl Trait` anywhere in a type, e.g. in `Result<impl Serialize, E>`.
+fn find_impl_trait(ty: &Type) -> Option<&syn::TypeImplTrait> {
+    struct Finder<'ast>(Option<&'ast syn::TypeImplTrait>);
+    impl<'ast> Visit<'ast> for Finder<'ast> {
+        fn visit_type_impl_trait(&mut self, impl_trait: &'ast syn::TypeImplTrait) {
+            self.0.get_or_insert(impl_trait);
+        }
+    }
+    let mut finder = Finder(None);
+    finder.visit_type(ty);
+    finder.0
 }

@@ -41,17 +41,25 @@ fn single_call(c: &mut Criterion) {
     let caller = Caller::new("bench", "public");
     let mut group = c.benchmark_group("single_call");
     group.bench_function("baseline_from_str_call_to_value", |b| {
-        b.to_async(&runtime).iter(|| async { black_box(baseline(black_box(ARGUMENTS)).await) })
+        b.to_async(&runtime)
+            .iter(|| async { black_box(baseline(black_box(ARGUMENTS)).await) })
     });
     group.bench_function("registry_call", |b| {
         b.to_async(&runtime).iter(|| async {
-            let outcome = registry.call(&caller, ToolCall::new("1", "add", black_box(ARGUMENTS))).await;
+            let outcome = registry
+                .call(&caller, ToolCall::new("1", "add", black_box(ARGUMENTS)))
+                .await;
             black_box(outcome.result.unwrap())
         })
     });
     group.bench_function("registry_call_value_arguments", |b| {
         b.to_async(&runtime).iter(|| async {
-            let outcome = registry.call(&caller, ToolCall::new("1", "add", json!({"a": 20, "b": 22}))).await;
+            let outcome = registry
+                .call(
+                    &caller,
+                    ToolCall::new("1", "add", json!({"a": 20, "b": 22})),
+                )
+                .await;
             black_box(outcome.result.unwrap())
         })
     });
@@ -75,7 +83,9 @@ fn batch_of_1000(c: &mut Criterion) {
     });
     group.bench_function("registry_run_batch", |b| {
         b.to_async(&runtime).iter(|| async {
-            let calls = (0..1000).map(|i| ToolCall::new(i.to_string(), "add", ARGUMENTS)).collect();
+            let calls = (0..1000)
+                .map(|i| ToolCall::new(i.to_string(), "add", ARGUMENTS))
+                .collect();
             black_box(registry.run_batch(&caller, calls).await)
         })
     });

@@ -35,7 +35,9 @@ fn definitions() -> Vec<ToolDefinition> {
 fn build(definitions: &[ToolDefinition]) -> Registry {
     let mut builder = Registry::builder().roles(ROLES).linked_tools(false);
     for definition in definitions {
-        builder = builder.tool(FnTool::new(definition.clone(), |_, _| async { Ok(Value::Null) }));
+        builder = builder.tool(FnTool::new(definition.clone(), |_, _| async {
+            Ok(Value::Null)
+        }));
     }
     builder.build().unwrap()
 }
@@ -44,7 +46,9 @@ fn build_1000(c: &mut Criterion) {
     let definitions = definitions();
     let mut group = c.benchmark_group("build_1000_tools");
     group.sample_size(10);
-    group.bench_function("registry_build", |b| b.iter(|| black_box(build(black_box(&definitions)))));
+    group.bench_function("registry_build", |b| {
+        b.iter(|| black_box(build(black_box(&definitions))))
+    });
     group.finish();
 }
 
@@ -62,8 +66,12 @@ fn list_for_role(c: &mut Criterion) {
             black_box(serde_json::to_value(visible).unwrap())
         })
     });
-    group.bench_function("registry_visible_json", |b| b.iter(|| black_box(registry.visible_json(black_box(&caller)))));
-    group.bench_function("registry_visible_to", |b| b.iter(|| black_box(registry.visible_to(black_box(&caller)))));
+    group.bench_function("registry_visible_json", |b| {
+        b.iter(|| black_box(registry.visible_json(black_box(&caller))))
+    });
+    group.bench_function("registry_visible_to", |b| {
+        b.iter(|| black_box(registry.visible_to(black_box(&caller))))
+    });
     group.finish();
 }
 

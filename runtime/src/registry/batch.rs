@@ -1,10 +1,14 @@
 //! Many calls at once: one outcome per call, in call order.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use futures::stream::{self, StreamExt};
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::CancellationToken;
+use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::execute::execute;
 use crate::registry::snapshot::Snapshot;
@@ -37,8 +41,8 @@ pub struct BatchOptions {
 }
 
 pub(crate) async fn run(
-    config: &Config,
-    snapshot: &Snapshot,
+    config: &Arc<Config>,
+    snapshot: &Arc<Snapshot>,
     rank: Option<usize>,
     caller: &Caller,
     calls: Vec<ToolCall>,
@@ -52,20 +56,53 @@ pub(crate) async fn run(
     let mode = options.mode.unwrap_or(config.batch_mode);
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
-        let limit = if mode == BatchMode::Sequential {
-            1
-        } else {
-            limit
-        };
-        // `buffered` keeps call order; phases are consecutive runs of calls.
+        if phase.len() == 1 || mode == BatchMode::Sequential {
+            for call in phase {
+                outcomes.push(execute(config, snapshot, rank, caller, call, &cancel).await);
+            }
+            continue;
+        }
+        // Each call in a task of its own, so parallel calls use several cores; `buffered`
+        // bounds how many run and keeps call order.
         let mut results = stream::iter(phase)
-            .map(|call| execute(config, snapshot, rank, caller, call, cancel.child_token()))
+            .map(|call| {
+                let (config, snapshot, caller, cancel) = (
+                    Arc::clone(config),
+                    Arc::clone(snapshot),
+                    caller.clone(),
+                    cancel.clone(),
+                );
+                let (id, name) = (call.id.clone(), call.name.clone());
+                let task = tokio::spawn(async move {
+                    execute(&config, &snapshot, rank, &caller, call, &cancel).await
+                });
+                async move {
+                    task.await
+                        .unwrap_or_else(|error| lost_task(id, name, error))
+                }
+            })
             .buffered(limit);
         while let Some(outcome) = results.next().await {
             outcomes.push(outcome);
         }
     }
     outcomes
+}
+
+/// A call's task ended without an outcome (the runtime is shutting down): the call still
+/// gets an answer.
+fn lost_task(call_id: String, tool: String, error: tokio::task::JoinError) -> ToolOutcome {
+    let message = if error.is_panic() {
+        "the call failed unexpectedly inside the runtime"
+    } else {
+        "the call was stopped because the runtime is shutting down"
+    };
+    ToolOutcome {
+        call_id,
+        tool,
+        result: Err(ToolError::new(ErrorCode::Cancelled, message)),
+        duration: Duration::ZERO,
+    }
 }
 
 /// Splits calls into consecutive groups that may run concurrently.

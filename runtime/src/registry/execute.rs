@@ -2,9 +2,11 @@
 //! cancellation and panic isolation.
 
 use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use tracing::Instrument;
 
 use crate::call::{ToolCall, ToolOutcome};
@@ -21,7 +23,7 @@ pub(crate) async fn execute(
     rank: Option<usize>,
     caller: &Caller,
     call: ToolCall,
-    cancel: CancellationToken,
+    cancel: &CancellationToken,
 ) -> ToolOutcome {
     let started = Instant::now();
     let ToolCall {
@@ -44,10 +46,11 @@ pub(crate) async fn execute(
             states: Arc::clone(&config.states),
             caller: caller.clone(),
             call_id: CallId(id.as_str().into()),
-            cancel: cancel.child_token(),
+            // Its own token, cancelled below on timeout or cancellation.
+            cancel: CancellationToken::new(),
         };
         let timeout = entry.definition.timeout.or(config.default_timeout);
-        run(entry, context, arguments, timeout, &cancel).await
+        run(entry, context, arguments, timeout, cancel).await
     }
     .instrument(span.clone())
     .await;
@@ -93,8 +96,9 @@ fn find<'s>(
     Err(ToolError::new(ErrorCode::UnknownTool, message))
 }
 
-/// Runs the tool in its own task, so a panic is contained and a timeout or cancellation
-/// can answer even while the tool is stuck.
+/// Runs the tool in the caller's task, racing it against its timeout and the caller's
+/// cancellation; a panic is caught and becomes an error. (A batch runs each of its parallel
+/// calls in a task of its own, so they also use several cores.)
 async fn run(
     entry: &Entry,
     context: ToolContext,
@@ -103,7 +107,7 @@ async fn run(
     cancel: &CancellationToken,
 ) -> ToolResult {
     let tool_token = context.cancel.clone();
-    let mut task = tokio::spawn(entry.handler.start(context, arguments));
+    let tool = AssertUnwindSafe(entry.handler.start(context, arguments)).catch_unwind();
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -112,17 +116,13 @@ async fn run(
     };
     let result = tokio::select! {
         biased;
-        joined = &mut task => return match joined {
-            Ok(result) => result,
-            Err(error) if error.is_panic() => Err(panicked(&entry.definition.name, error.into_panic())),
-            Err(_) => Err(ToolError::new(ErrorCode::Cancelled, "the tool's task was stopped before it finished")),
-        },
+        finished = tool => return finished.unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload))),
         _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
         _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
     };
-    // Tell the tool to stop, and stop it at its next `.await`.
+    // The tool's future is dropped here, which stops it at its current `.await`; its token
+    // tells work it started elsewhere (threads, spawned tasks) to stop too.
     tool_token.cancel();
-    task.abort();
     result
 }
 

@@ -42,7 +42,7 @@ pub(crate) struct Config {
 }
 
 struct Inner {
-    config: Config,
+    config: Arc<Config>,
     snapshot: ArcSwap<Snapshot>,
     /// Serializes run-time changes so none is lost.
     changing: Mutex<()>,
@@ -87,7 +87,7 @@ impl Registry {
         let (version, _) = watch::channel(0);
         Registry {
             inner: Arc::new(Inner {
-                config,
+                config: Arc::new(config),
                 snapshot: ArcSwap::from_pointee(snapshot),
                 changing: Mutex::new(()),
                 version,
@@ -195,7 +195,7 @@ impl Registry {
     ) -> ToolOutcome {
         let snapshot = self.inner.snapshot.load_full();
         let rank = self.rank(caller);
-        execute::execute(&self.inner.config, &snapshot, rank, caller, call, cancel).await
+        execute::execute(&self.inner.config, &snapshot, rank, caller, call, &cancel).await
     }
 
     /// Runs a batch with the registry's settings; see [`run_batch_with`](Self::run_batch_with).
