@@ -17,7 +17,8 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        // `split`, not `lines`: an empty `///` line is a paragraph break and must stay.
+        .flat_map(|text| text.split('\n').map(str::to_owned).collect::<Vec<_>>())
         .map(|line| {
             line.strip_prefix(' ')
                 .unwrap_or(&line)
@@ -31,4 +32,31 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
 
 pub(crate) fn is_doc(attr: &Attribute) -> bool {
     attr.path().is_ident("doc")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_text;
+
+    #[test]
+    fn lines_are_joined_and_trimmed() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            /// First line.
+            ///
+            ///   Indented detail.
+            #[inline]
+            /** Block. */
+            fn f() {}
+        };
+        assert_eq!(
+            doc_text(&item.attrs).unwrap(),
+            "First line.\n\n  Indented detail.\nBlock."
+        );
+    }
+
+    #[test]
+    fn no_doc_is_none() {
+        let item: syn::ItemFn = syn::parse_quote! { #[doc = "   "] fn f() {} };
+        assert_eq!(doc_text(&item.attrs), None);
+    }
 }

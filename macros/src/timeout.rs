@@ -39,3 +39,35 @@ pub(crate) fn parse_timeout(text: &str) -> Result<u64, String> {
     }
     Ok(millis)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_timeout;
+
+    #[test]
+    fn units() {
+        assert_eq!(parse_timeout("250ms"), Ok(250));
+        assert_eq!(parse_timeout("5s"), Ok(5_000));
+        assert_eq!(parse_timeout("2m"), Ok(120_000));
+        assert_eq!(parse_timeout("1h"), Ok(3_600_000));
+        assert_eq!(parse_timeout("24h"), Ok(86_400_000));
+    }
+
+    #[test]
+    fn mistakes() {
+        for wrong in [
+            "",
+            "s",
+            "5",
+            "5 s",
+            "5sec",
+            "-5s",
+            "1.5s",
+            "25h",
+            "99999999999999999999s",
+            "0s",
+        ] {
+            assert!(parse_timeout(wrong).is_err(), "{wrong:?} should be refused");
+        }
+    }
+}
