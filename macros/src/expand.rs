@@ -1,7 +1,7 @@
 //! Expansion of `#[tool]`: the function unchanged, plus a hidden argument struct, an invoke
 //! function and an `inventory` record, all inside `const _: () = { ... };`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Item, ItemFn};
@@ -13,24 +13,13 @@ use crate::doc::doc_text;
 
 pub(crate) fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     let cx = Ctxt::default();
-    let item = match syn::parse2::<Item>(input.clone()) {
-        Ok(Item::Fn(item)) => item,
-        Ok(other) => {
-            cx.error_spanned_by(
-                item_keyword(&other),
-                "`#[tool]` can only be applied to a function: put it on the `fn` that implements the tool",
-            );
-            let errors = cx.into_compile_errors();
-            return quote!(#errors #input);
-        }
-        Err(_) => {
-            cx.syn_error(syn::Error::new(
-                Span::call_site(),
-                "`#[tool]` can only be applied to a function: put it on the `fn` that implements the tool",
-            ));
-            let errors = cx.into_compile_errors();
-            return quote!(#errors #input);
-        }
+    let Ok(Item::Fn(item)) = syn::parse2::<Item>(input.clone()) else {
+        cx.syn_error(syn::Error::new(
+            item_keyword_span(&input),
+            "`#[tool]` can only be applied to a function: put it on the `fn` that implements the tool",
+        ));
+        let errors = cx.into_compile_errors();
+        return quote!(#errors #input);
     };
     let attrs = ToolAttrs::parse(&cx, args);
     let mut item = item;
@@ -48,42 +37,26 @@ pub(crate) fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-fn item_keyword(item: &Item) -> TokenStream {
-    match item {
-        Item::Struct(item) => {
-            let token = item.struct_token;
-            quote!(#token)
+/// The span of an item's keyword (`struct`, `impl`, ...), past its attributes and
+/// visibility, so the error points at what the item is.
+fn item_keyword_span(input: &TokenStream) -> Span {
+    let mut tokens = input.clone().into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match &token {
+            // `#[...]`: skip the bracketed group too.
+            TokenTree::Punct(punct) if punct.as_char() == '#' => {
+                tokens.next();
+            }
+            TokenTree::Ident(ident) if ident == "pub" => {
+                if matches!(tokens.peek(), Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Parenthesis)
+                {
+                    tokens.next();
+                }
+            }
+            other => return other.span(),
         }
-        Item::Enum(item) => {
-            let token = item.enum_token;
-            quote!(#token)
-        }
-        Item::Const(item) => {
-            let token = item.const_token;
-            quote!(#token)
-        }
-        Item::Static(item) => {
-            let token = item.static_token;
-            quote!(#token)
-        }
-        Item::Mod(item) => {
-            let token = item.mod_token;
-            quote!(#token)
-        }
-        Item::Impl(item) => {
-            let token = item.impl_token;
-            quote!(#token)
-        }
-        Item::Trait(item) => {
-            let token = item.trait_token;
-            quote!(#token)
-        }
-        Item::Type(item) => {
-            let token = item.type_token;
-            quote!(#token)
-        }
-        other => quote!(#other),
     }
+    Span::call_site()
 }
 
 fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> TokenStream {
