@@ -51,6 +51,7 @@ mod caller;
 mod context;
 mod definition;
 mod error;
+pub mod formats;
 mod registry;
 mod roles;
 mod static_tool;

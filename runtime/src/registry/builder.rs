@@ -6,9 +6,10 @@ use std::time::Duration;
 use crate::arguments::ArgumentLimits;
 use crate::context::StateMap;
 use crate::definition::ToolDefinition;
+use crate::formats::Provider;
 use crate::registry::batch::BatchMode;
 use crate::registry::problems::BuildError;
-use crate::registry::snapshot::{Candidate, Handler, Snapshot};
+use crate::registry::snapshot::{Candidate, Handler, Rules, Snapshot};
 use crate::registry::{Config, Registry};
 use crate::roles::Roles;
 use crate::static_tool::linked_tools;
@@ -44,6 +45,7 @@ pub struct RegistryBuilder {
     max_concurrency: usize,
     batch_mode: BatchMode,
     reveal_hidden: bool,
+    providers: Vec<Provider>,
 }
 
 impl Default for RegistryBuilder {
@@ -59,6 +61,7 @@ impl Default for RegistryBuilder {
             max_concurrency: 16,
             batch_mode: BatchMode::default(),
             reveal_hidden: false,
+            providers: Vec::new(),
         }
     }
 }
@@ -152,6 +155,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Requires every tool to be usable with these providers as is (e.g. OpenAI strict mode):
+    /// `build()` (and run-time registration) fails for any that is not, listing each reason
+    /// with its JSON path. Without this, an incompatible tool is exported in the provider's
+    /// lenient form instead.
+    pub fn require_compatible(mut self, providers: impl IntoIterator<Item = Provider>) -> Self {
+        self.providers.extend(providers);
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -179,8 +191,13 @@ impl RegistryBuilder {
             handler: Handler::Dynamic(tool),
             requirements: Vec::new(),
         }));
-        let snapshot = Snapshot::assemble(&self.roles, &self.states, Vec::new(), candidates)
-            .map_err(BuildError::new)?;
+        let rules = Rules {
+            roles: &self.roles,
+            states: &self.states,
+            providers: &self.providers,
+        };
+        let snapshot =
+            Snapshot::assemble(&rules, Vec::new(), candidates).map_err(BuildError::new)?;
         if snapshot.entries().is_empty() {
             tracing::warn!(
                 "the tool registry is empty: no #[tool] function was linked and no tool was added. \
@@ -195,6 +212,7 @@ impl RegistryBuilder {
             max_concurrency: self.max_concurrency,
             batch_mode: self.batch_mode,
             reveal_hidden: self.reveal_hidden,
+            providers: self.providers,
         };
         Ok(Registry::from_parts(config, snapshot))
     }

@@ -13,6 +13,7 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
+use crate::formats::schema::nulls;
 use crate::registry::Config;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
@@ -40,7 +41,10 @@ pub(crate) async fn execute(
             ));
         }
         let entry = find(config, snapshot, rank, &name)?;
-        let arguments = arguments.into_object(&config.limits)?;
+        let mut arguments = arguments.into_object(&config.limits)?;
+        if entry.strips_nulls {
+            nulls::remove_optional_nulls(&entry.definition.input_schema, &mut arguments);
+        }
         entry.validator.check(&arguments)?;
         let context = ToolContext {
             states: Arc::clone(&config.states),

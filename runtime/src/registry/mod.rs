@@ -23,9 +23,10 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CancellationToken, StateMap};
 use crate::definition::ToolDefinition;
+use crate::formats::{Format, Provider};
 use crate::roles::Roles;
 use crate::tool::Tool;
-use snapshot::{Candidate, Handler, Snapshot};
+use snapshot::{Candidate, Handler, Rules, Snapshot};
 
 /// The tools a caller may see, in name order. Cheap to clone.
 pub type ToolList = Arc<[Arc<ToolDefinition>]>;
@@ -39,6 +40,17 @@ pub(crate) struct Config {
     pub(crate) max_concurrency: usize,
     pub(crate) batch_mode: BatchMode,
     pub(crate) reveal_hidden: bool,
+    pub(crate) providers: Vec<Provider>,
+}
+
+impl Config {
+    fn rules(&self) -> Rules<'_> {
+        Rules {
+            roles: &self.roles,
+            states: &self.states,
+            providers: &self.providers,
+        }
+    }
 }
 
 struct Inner {
@@ -137,6 +149,25 @@ impl Registry {
         let snapshot = self.inner.snapshot.load();
         match snapshot.view(self.rank(caller)) {
             Some(view) => Arc::clone(&view.json),
+            None => Arc::new(Value::Array(Vec::new())),
+        }
+    }
+
+    /// [`visible_to`](Self::visible_to) in a provider's format, made once per role and format
+    /// and then shared.
+    ///
+    /// ```
+    /// use toolgate::Caller;
+    /// use toolgate::formats::Format;
+    ///
+    /// let registry = toolgate::Registry::builder().roles(["public"]).build().unwrap();
+    /// let tools = registry.export(&Caller::new("u", "public"), Format::OpenAiChat { strict: true });
+    /// assert!(tools.is_array());
+    /// ```
+    pub fn export(&self, caller: &Caller, format: Format) -> Arc<Value> {
+        let snapshot = self.inner.snapshot.load();
+        match snapshot.view(self.rank(caller)) {
+            Some(view) => view.export(format),
             None => Arc::new(Value::Array(Vec::new())),
         }
     }
@@ -263,8 +294,7 @@ impl Registry {
         if unchanged {
             return Ok(());
         }
-        let config = &self.inner.config;
-        let snapshot = Snapshot::assemble(&config.roles, &config.states, entries, candidates)
+        let snapshot = Snapshot::assemble(&self.inner.config.rules(), entries, candidates)
             .map_err(BuildError::new)?;
         self.inner.snapshot.store(Arc::new(snapshot));
         self.inner.version.send_modify(|version| *version += 1);

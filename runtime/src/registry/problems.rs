@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::definition::SourceLocation;
+use crate::formats::{Incompatibility, Provider};
 
 /// One problem found while building (or changing) a registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +47,15 @@ pub enum BuildProblem {
     InvalidName {
         /// The name.
         name: String,
+    },
+    /// A tool cannot be shown to a provider the application requires.
+    Incompatible {
+        /// The tool.
+        tool: String,
+        /// The provider.
+        provider: Provider,
+        /// Every reason, each with its JSON path.
+        incompatibilities: Vec<Incompatibility>,
     },
     /// A tool's input schema is not a valid JSON Schema with an object root.
     InvalidSchema {
@@ -117,6 +127,20 @@ impl fmt::Display for BuildProblem {
                 f,
                 "the tool name {name:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`"
             ),
+            BuildProblem::Incompatible {
+                tool,
+                provider,
+                incompatibilities,
+            } => {
+                let reasons: Vec<String> =
+                    incompatibilities.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "tool `{tool}` cannot be used with {}: {}",
+                    provider.name(),
+                    reasons.join("; ")
+                )
+            }
             BuildProblem::InvalidSchema { tool, reason } => {
                 write!(f, "tool `{tool}` has an invalid input schema: {reason}")
             }

@@ -2,12 +2,14 @@
 //! Changes at run time build a new snapshot; calls in flight keep the one they started with.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use crate::context::{StateMap, StateRequirement, ToolContext};
 use crate::definition::{ToolDefinition, is_valid_tool_name};
+use crate::formats::schema::nulls;
+use crate::formats::{Format, Provider};
 use crate::registry::problems::BuildProblem;
 use crate::roles::Roles;
 use crate::tool::{Tool, ToolFuture};
@@ -48,6 +50,9 @@ pub(crate) struct Entry {
     pub(crate) rank: usize,
     pub(crate) handler: Handler,
     pub(crate) validator: ArgumentValidator,
+    /// Whether `null` may stand for an omitted optional property that does not accept
+    /// `null` (see `formats::schema::nulls`).
+    pub(crate) strips_nulls: bool,
 }
 
 /// What one role sees.
@@ -57,6 +62,20 @@ pub(crate) struct RoleView {
     pub(crate) json: Arc<Value>,
     /// Visible names, for the unknown-tool message.
     pub(crate) names: Arc<str>,
+    /// Provider formats of `tools`, each made on first request.
+    exports: Mutex<HashMap<Format, Arc<Value>>>,
+}
+
+impl RoleView {
+    /// The tools in `format`, made once and then shared.
+    pub(crate) fn export(&self, format: Format) -> Arc<Value> {
+        let mut exports = self.exports.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(
+            exports
+                .entry(format)
+                .or_insert_with(|| Arc::new(format.tools(&self.tools))),
+        )
+    }
 }
 
 #[derive(Default)]
@@ -69,15 +88,15 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// Checks candidates and joins them with already checked entries.
     pub(crate) fn assemble(
-        roles: &Roles,
-        states: &StateMap,
+        rules: &Rules<'_>,
         existing: Vec<Arc<Entry>>,
         candidates: Vec<Candidate>,
     ) -> Result<Snapshot, Vec<BuildProblem>> {
+        let roles = rules.roles;
         let mut problems = role_problems(roles);
         let mut entries = existing;
         for candidate in candidates {
-            match check(roles, states, candidate) {
+            match check(rules, candidate) {
                 Ok(entry) => entries.push(Arc::new(entry)),
                 Err(mut found) => problems.append(&mut found),
             }
@@ -135,17 +154,31 @@ fn role_problems(roles: &Roles) -> Vec<BuildProblem> {
     problems
 }
 
-fn check(
-    roles: &Roles,
-    states: &StateMap,
-    candidate: Candidate,
-) -> Result<Entry, Vec<BuildProblem>> {
+/// What every tool is checked against.
+pub(crate) struct Rules<'a> {
+    pub(crate) roles: &'a Roles,
+    pub(crate) states: &'a StateMap,
+    pub(crate) providers: &'a [Provider],
+}
+
+fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProblem>> {
+    let (roles, states) = (rules.roles, rules.states);
     let Candidate {
         definition,
         handler,
         requirements,
     } = candidate;
     let mut problems = Vec::new();
+    for provider in rules.providers {
+        let incompatibilities = provider.incompatibilities(&definition);
+        if !incompatibilities.is_empty() {
+            problems.push(BuildProblem::Incompatible {
+                tool: definition.name.clone(),
+                provider: *provider,
+                incompatibilities,
+            });
+        }
+    }
     if !is_valid_tool_name(&definition.name) {
         problems.push(BuildProblem::InvalidName {
             name: definition.name.clone(),
@@ -181,6 +214,7 @@ fn check(
     });
     match (problems.is_empty(), rank, validator) {
         (true, Some(rank), Ok(validator)) => Ok(Entry {
+            strips_nulls: nulls::has_optional_non_nullable(&definition.input_schema),
             definition: Arc::new(definition),
             rank,
             handler,
@@ -237,5 +271,6 @@ fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {
         names: names.join(", ").into(),
         tools: tools.into(),
         json: Arc::new(json),
+        exports: Mutex::default(),
     }
 }

@@ -1,0 +1,229 @@
+//! Provider-specific views of a tool's canonical input schema, and checkers that say
+//! precisely why a schema cannot be used with a provider.
+//!
+//! Every transform leaves the canonical schema alone: calls are always validated against
+//! it. Transforms only reshape what a provider is shown, and never make the shown schema
+//! accept less than the canonical one does (constraints a provider cannot express move into
+//! the description and are still enforced by the registry).
+
+pub(crate) mod anthropic;
+pub(crate) mod gemini;
+pub(crate) mod nulls;
+pub(crate) mod openai;
+pub(crate) mod refs;
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Why a schema (or one part of it) cannot be shown to a provider as is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Incompatibility {
+    /// JSON pointer into the canonical schema, e.g. `/properties/tags/additionalProperties`.
+    pub path: String,
+    /// What the provider does not accept.
+    pub reason: String,
+}
+
+impl Incompatibility {
+    pub(crate) fn new(path: &str, reason: impl Into<String>) -> Self {
+        Incompatibility {
+            path: if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path.to_owned()
+            },
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Incompatibility {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at `{}`: {}", self.path, self.reason)
+    }
+}
+
+/// Keywords whose value is one subschema.
+const SINGLE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+];
+/// Keywords whose value is a list of subschemas.
+const LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// Keywords whose value maps names to subschemas.
+const MAPS: &[&str] = &[
+    "properties",
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "dependentSchemas",
+];
+
+/// Where a direct subschema sits: a keyword, and a member name or index under it.
+enum Slot {
+    Single(String),
+    Listed(String, usize),
+    Named(String, String),
+}
+
+/// The slots of every direct subschema of `schema`.
+fn slots(schema: &Map<String, Value>) -> Vec<Slot> {
+    let mut slots = Vec::new();
+    for (key, value) in schema {
+        if SINGLE.contains(&key.as_str()) && value.is_object() {
+            slots.push(Slot::Single(key.clone()));
+        } else if LISTS.contains(&key.as_str())
+            && let Value::Array(items) = value
+        {
+            slots.extend((0..items.len()).map(|index| Slot::Listed(key.clone(), index)));
+        } else if MAPS.contains(&key.as_str())
+            && let Value::Object(members) = value
+        {
+            slots.extend(
+                members
+                    .keys()
+                    .map(|name| Slot::Named(key.clone(), name.clone())),
+            );
+        }
+    }
+    slots
+}
+
+impl Slot {
+    fn pointer(&self, path: &str) -> String {
+        match self {
+            Slot::Single(key) => format!("{path}/{}", escape(key)),
+            Slot::Listed(key, index) => format!("{path}/{}/{index}", escape(key)),
+            Slot::Named(key, name) => format!("{path}/{}/{}", escape(key), escape(name)),
+        }
+    }
+
+    fn get<'a>(&self, schema: &'a Map<String, Value>) -> Option<&'a Value> {
+        match self {
+            Slot::Single(key) => schema.get(key),
+            Slot::Listed(key, index) => schema.get(key)?.get(index),
+            Slot::Named(key, name) => schema.get(key)?.get(name),
+        }
+    }
+
+    fn get_mut<'a>(&self, schema: &'a mut Map<String, Value>) -> Option<&'a mut Value> {
+        match self {
+            Slot::Single(key) => schema.get_mut(key),
+            Slot::Listed(key, index) => schema.get_mut(key)?.get_mut(index),
+            Slot::Named(key, name) => schema.get_mut(key)?.get_mut(name),
+        }
+    }
+}
+
+/// Calls `visit` with the pointer and value of every direct subschema of `schema`.
+pub(crate) fn for_each_subschema(
+    schema: &Map<String, Value>,
+    path: &str,
+    mut visit: impl FnMut(&str, &Value),
+) {
+    for slot in slots(schema) {
+        if let Some(child) = slot.get(schema) {
+            visit(&slot.pointer(path), child);
+        }
+    }
+}
+
+/// Like [`for_each_subschema`], with each subschema mutable.
+pub(crate) fn for_each_subschema_mut(
+    schema: &mut Map<String, Value>,
+    path: &str,
+    mut visit: impl FnMut(&str, &mut Value),
+) {
+    for slot in slots(schema) {
+        let pointer = slot.pointer(path);
+        if let Some(child) = slot.get_mut(schema) {
+            visit(&pointer, child);
+        }
+    }
+}
+
+/// JSON-pointer escaping of one segment.
+pub(crate) fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether a schema admits `null`.
+pub(crate) fn allows_null(schema: &Value) -> bool {
+    let Some(map) = schema.as_object() else {
+        return schema == &Value::Bool(true);
+    };
+    if map.is_empty() {
+        return true;
+    }
+    let by_type = match map.get("type") {
+        Some(Value::String(kind)) => kind == "null",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "null"),
+        _ => false,
+    };
+    let by_enum = map
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|values| values.contains(&Value::Null));
+    let by_branch = ["anyOf", "oneOf"].iter().any(|key| {
+        map.get(*key)
+            .and_then(Value::as_array)
+            .is_some_and(|branches| branches.iter().any(allows_null))
+    });
+    by_type || by_enum || by_branch || map.get("const") == Some(&Value::Null)
+}
+
+/// Appends a note to a schema's description, e.g. for a constraint moved out of the schema.
+pub(crate) fn append_description(schema: &mut Map<String, Value>, note: &str) {
+    let text = match schema.get("description").and_then(Value::as_str) {
+        Some(existing) if !existing.is_empty() => format!("{existing} ({note})"),
+        _ => format!("({note})"),
+    };
+    schema.insert("description".to_owned(), Value::String(text));
+}
+
+/// Moves the listed keywords out of a schema into a note in its description.
+pub(crate) fn move_to_description(schema: &mut Map<String, Value>, keywords: &[(&str, &str)]) {
+    let mut notes = Vec::new();
+    for (keyword, wording) in keywords {
+        if let Some(value) = schema.remove(*keyword) {
+            notes.push(format!("{wording} {}", compact(&value)));
+        }
+    }
+    if !notes.is_empty() {
+        append_description(schema, &notes.join(", "));
+    }
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Constraints most providers cannot express, with how they read in a description.
+pub(crate) const CONSTRAINT_WORDING: &[(&str, &str)] = &[
+    ("minimum", "minimum"),
+    ("maximum", "maximum"),
+    ("exclusiveMinimum", "greater than"),
+    ("exclusiveMaximum", "less than"),
+    ("multipleOf", "multiple of"),
+    ("minLength", "at least this many characters:"),
+    ("maxLength", "at most this many characters:"),
+    ("pattern", "matching the pattern"),
+    ("minItems", "at least this many items:"),
+    ("maxItems", "at most this many items:"),
+    ("uniqueItems", "unique items:"),
+    ("default", "default"),
+];
