@@ -33,7 +33,7 @@ const LIST_KEYS: &[&str] = &["tool_calls", "calls"];
 pub fn calls_from_text(text: &str) -> Result<Vec<ToolCall>, FormatError> {
     let fenced: Vec<Vec<RawCall>> = fenced_blocks(text)
         .iter()
-        .filter_map(|block| calls_in_value(block))
+        .filter_map(calls_in_value)
         .collect();
     let candidates = if fenced.is_empty() {
         bare_json_values(text)
