@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 
 use super::refs::inline_all;
 use super::{
-    CONSTRAINT_WORDING, Incompatibility, escape, for_each_subschema, for_each_subschema_mut,
-    move_to_description,
+    INEXPRESSIBLE, Incompatibility, escape, finish, for_each_subschema, for_each_subschema_mut,
+    keep_known_format, move_to_description, one_of_as_any_of,
 };
 
 /// String formats strict tool use accepts.
@@ -22,26 +22,8 @@ const FORMATS: &[&str] = &[
     "ipv6",
     "uuid",
 ];
-/// Keywords with a meaning strict tool use cannot express.
-const UNSUPPORTED: &[&str] = &[
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "contains",
-    "minContains",
-    "maxContains",
-    "prefixItems",
-    "additionalItems",
-];
+/// Keywords with a meaning strict tool use cannot express (besides [`INEXPRESSIBLE`]).
+const UNSUPPORTED: &[&str] = &["minProperties", "maxProperties"];
 /// Constraints strict tool use rejects, carried in the description instead.
 const MOVED: &[&str] = &[
     "minimum",
@@ -61,42 +43,22 @@ pub fn strict_schema(canonical: &Value) -> Result<Value, Vec<Incompatibility>> {
     let mut schema = inline_all(canonical)?;
     let mut problems = Vec::new();
     transform(&mut schema, "", &mut problems);
-    // The transform's own findings say best what is wrong; if it found none, the checker
-    // confirms the result really meets every rule.
-    if problems.is_empty() {
-        problems = check_strict(&schema);
-    }
-    if problems.is_empty() {
-        Ok(schema)
-    } else {
-        Err(problems)
-    }
+    finish(schema, problems, check_strict)
 }
 
 fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) {
     let Value::Object(map) = node else { return };
-    if let Some(branches) = map.remove("oneOf") {
-        map.insert("anyOf".to_owned(), branches);
-    }
-    if let Some(Value::String(format)) = map.get("format")
-        && !FORMATS.contains(&format.as_str())
-    {
-        map.remove("format");
-    }
+    one_of_as_any_of(map);
+    keep_known_format(map, FORMATS);
     // Only 0 or 1 is accepted as `minItems`.
     if map
         .get("minItems")
         .and_then(Value::as_u64)
         .is_some_and(|n| n > 1)
     {
-        move_to_description(map, &[("minItems", "at least this many items:")]);
+        move_to_description(map, &["minItems"]);
     }
-    let moved: Vec<(&str, &str)> = CONSTRAINT_WORDING
-        .iter()
-        .copied()
-        .filter(|(key, _)| MOVED.contains(key))
-        .collect();
-    move_to_description(map, &moved);
+    move_to_description(map, MOVED);
     if map.get("type") == Some(&Value::String("object".into())) || map.contains_key("properties") {
         match map.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {
@@ -125,7 +87,9 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<Incompatibility>) {
     let Value::Object(map) = node else { return };
     for key in map.keys() {
         let at = format!("{path}/{}", escape(key));
-        if UNSUPPORTED.contains(&key.as_str()) || MOVED.contains(&key.as_str()) || key == "oneOf" {
+        let unsupported =
+            UNSUPPORTED.contains(&key.as_str()) || INEXPRESSIBLE.contains(&key.as_str());
+        if unsupported || MOVED.contains(&key.as_str()) || key == "oneOf" {
             problems.push(Incompatibility::new(
                 &at,
                 format!("`{key}` is not supported by strict tool use"),

@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::refs::inline_all;
 use super::{
-    CONSTRAINT_WORDING, Incompatibility, escape, for_each_subschema, for_each_subschema_mut,
-    move_to_description,
+    INEXPRESSIBLE, Incompatibility, escape, finish, for_each_subschema, for_each_subschema_mut,
+    move_to_description, one_of_as_any_of,
 };
 
 /// Keywords a Gemini `Schema` has.
@@ -35,23 +35,8 @@ const ALLOWED: &[&str] = &[
     "minimum",
     "maximum",
 ];
-/// Keywords with a meaning Gemini cannot express.
-const UNSUPPORTED: &[&str] = &[
-    "not",
-    "if",
-    "then",
-    "else",
-    "allOf",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "propertyNames",
-    "contains",
-    "prefixItems",
-    "additionalItems",
-];
+/// Keywords with a meaning Gemini cannot express (besides [`INEXPRESSIBLE`]).
+const UNSUPPORTED: &[&str] = &["allOf"];
 /// Constraints Gemini lacks, carried in the description instead.
 const MOVED: &[&str] = &[
     "exclusiveMinimum",
@@ -65,16 +50,7 @@ pub fn declaration_schema(canonical: &Value) -> Result<Value, Vec<Incompatibilit
     let mut schema = inline_all(canonical)?;
     let mut problems = Vec::new();
     transform(&mut schema, "", &mut problems);
-    // The transform's own findings say best what is wrong; if it found none, the checker
-    // confirms the result really meets every rule.
-    if problems.is_empty() {
-        problems = check(&schema);
-    }
-    if problems.is_empty() {
-        Ok(schema)
-    } else {
-        Err(problems)
-    }
+    finish(schema, problems, check)
 }
 
 fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) {
@@ -86,20 +62,13 @@ fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) 
             "an open map: Gemini cannot express `additionalProperties`; use a struct, or a list of key/value pairs",
         )),
     }
-    if let Some(branches) = map.remove("oneOf") {
-        map.insert("anyOf".to_owned(), branches);
-    }
+    one_of_as_any_of(map);
     if let Some(value) = map.remove("const") {
         map.insert("enum".to_owned(), json!([value]));
     }
     collapse_type_list(map);
     collapse_null_branch(map);
-    let moved: Vec<(&str, &str)> = CONSTRAINT_WORDING
-        .iter()
-        .copied()
-        .filter(|(key, _)| MOVED.contains(key))
-        .collect();
-    move_to_description(map, &moved);
+    move_to_description(map, MOVED);
     keep_supported_format(map);
     if let Some(Value::Array(values)) = map.get("enum")
         && values.iter().any(|value| !value.is_string())
@@ -109,7 +78,11 @@ fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) 
         map.remove("enum");
         super::append_description(map, &format!("one of {}", listed.join(", ")));
     }
-    map.retain(|key, _| ALLOWED.contains(&key.as_str()) || UNSUPPORTED.contains(&key.as_str()));
+    map.retain(|key, _| {
+        ALLOWED.contains(&key.as_str())
+            || UNSUPPORTED.contains(&key.as_str())
+            || INEXPRESSIBLE.contains(&key.as_str())
+    });
     for_each_subschema_mut(map, path, |child_path, child| {
         transform(child, child_path, problems)
     });

@@ -192,16 +192,75 @@ pub(crate) fn append_description(schema: &mut Map<String, Value>, note: &str) {
     schema.insert("description".to_owned(), Value::String(text));
 }
 
-/// Moves the listed keywords out of a schema into a note in its description.
-pub(crate) fn move_to_description(schema: &mut Map<String, Value>, keywords: &[(&str, &str)]) {
+/// Moves the listed constraint keywords out of a schema into a note in its description
+/// (wording from [`CONSTRAINT_WORDING`]).
+pub(crate) fn move_to_description(schema: &mut Map<String, Value>, keywords: &[&str]) {
     let mut notes = Vec::new();
-    for (keyword, wording) in keywords {
-        if let Some(value) = schema.remove(*keyword) {
+    for (keyword, wording) in CONSTRAINT_WORDING {
+        if keywords.contains(keyword)
+            && let Some(value) = schema.remove(*keyword)
+        {
             notes.push(format!("{wording} {}", compact(&value)));
         }
     }
     if !notes.is_empty() {
         append_description(schema, &notes.join(", "));
+    }
+}
+
+/// `oneOf` as `anyOf`: exclusivity is lost in the view, not accepted values (the registry
+/// still checks the canonical `oneOf`).
+pub(crate) fn one_of_as_any_of(schema: &mut Map<String, Value>) {
+    if let Some(branches) = schema.remove("oneOf") {
+        schema.insert("anyOf".to_owned(), branches);
+    }
+}
+
+/// Removes a `format` the provider does not know (schemars' `uint8`, `double`, ...).
+pub(crate) fn keep_known_format(schema: &mut Map<String, Value>, known: &[&str]) {
+    if let Some(Value::String(format)) = schema.get("format")
+        && !known.contains(&format.as_str())
+    {
+        schema.remove("format");
+    }
+}
+
+/// Keywords with a meaning no provider view can express (conditionals, pattern-keyed
+/// properties, tuple items, ...). Each provider adds its own to these.
+pub(crate) const INEXPRESSIBLE: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "additionalItems",
+];
+
+/// The result of a transform: its own findings if it had any (they say best what is wrong),
+/// otherwise whatever the provider's checker still finds in the result.
+pub(crate) fn finish(
+    schema: Value,
+    problems: Vec<Incompatibility>,
+    check: fn(&Value) -> Vec<Incompatibility>,
+) -> Result<Value, Vec<Incompatibility>> {
+    let problems = if problems.is_empty() {
+        check(&schema)
+    } else {
+        problems
+    };
+    if problems.is_empty() {
+        Ok(schema)
+    } else {
+        Err(problems)
     }
 }
 

@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::refs::expand_reference;
 use super::{
-    CONSTRAINT_WORDING, Incompatibility, allows_null, escape, for_each_subschema,
-    for_each_subschema_mut, move_to_description,
+    INEXPRESSIBLE, Incompatibility, allows_null, escape, finish, for_each_subschema,
+    for_each_subschema_mut, keep_known_format, move_to_description, one_of_as_any_of,
 };
 
 /// Deepest nesting of objects strict mode accepts.
@@ -54,27 +54,8 @@ const ALLOWED: &[&str] = &[
     "minItems",
     "maxItems",
 ];
-/// Keywords with a meaning strict mode cannot express: the tool cannot be strict.
-const UNSUPPORTED: &[&str] = &[
-    "allOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "contains",
-    "minContains",
-    "maxContains",
-    "prefixItems",
-    "additionalItems",
-];
+/// Keywords with a meaning strict mode cannot express (besides [`INEXPRESSIBLE`]).
+const UNSUPPORTED: &[&str] = &["allOf", "minProperties", "maxProperties"];
 /// Constraints strict mode rejects but a description can carry (still enforced by the registry).
 const MOVED: &[&str] = &["minLength", "maxLength", "uniqueItems", "default"];
 
@@ -106,16 +87,7 @@ pub fn strict_schema(canonical: &Value) -> Result<Value, Vec<Incompatibility>> {
         ));
     }
     transform(canonical, &mut schema, "", 0, &mut problems);
-    // The transform's own findings say best what is wrong; if it found none, the checker
-    // confirms the result really meets every rule.
-    if problems.is_empty() {
-        problems = check_strict(&schema);
-    }
-    if problems.is_empty() {
-        Ok(schema)
-    } else {
-        Err(problems)
-    }
+    finish(schema, problems, check_strict)
 }
 
 fn transform(
@@ -136,22 +108,10 @@ fn transform(
             None => return,
         }
     }
-    if let Some(branches) = map.remove("oneOf") {
-        // Exclusivity is lost, not accepted values; the registry still checks `oneOf`.
-        map.insert("anyOf".to_owned(), branches);
-    }
-    if let Some(Value::String(format)) = map.get("format")
-        && !FORMATS.contains(&format.as_str())
-    {
-        map.remove("format");
-    }
-    let moved: Vec<(&str, &str)> = CONSTRAINT_WORDING
-        .iter()
-        .copied()
-        .filter(|(key, _)| MOVED.contains(key))
-        .collect();
-    move_to_description(map, &moved);
-    map.retain(|key, _| ALLOWED.contains(&key.as_str()) || UNSUPPORTED.contains(&key.as_str()));
+    one_of_as_any_of(map);
+    keep_known_format(map, FORMATS);
+    move_to_description(map, MOVED);
+    map.retain(|key, _| ALLOWED.contains(&key.as_str()) || unsupported(key));
     if is_object_schema(map) {
         close_object(map, path, problems);
     }
@@ -163,6 +123,10 @@ fn transform(
     for_each_subschema_mut(map, path, |child_path, child| {
         transform(root, child, child_path, child_depth, problems)
     });
+}
+
+fn unsupported(key: &str) -> bool {
+    UNSUPPORTED.contains(&key) || INEXPRESSIBLE.contains(&key)
 }
 
 fn is_object_schema(map: &Map<String, Value>) -> bool {
@@ -296,7 +260,7 @@ fn check_node(
         }
     };
     for key in map.keys() {
-        if UNSUPPORTED.contains(&key.as_str()) {
+        if unsupported(key) {
             problems.push(Incompatibility::new(
                 &format!("{path}/{}", escape(key)),
                 format!("`{key}` is not supported in strict mode"),
