@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 
 use super::refs::inline_all;
 use super::{
-    INEXPRESSIBLE, Incompatibility, escape, finish, for_each_subschema, for_each_subschema_mut,
-    keep_known_format, move_to_description, one_of_as_any_of,
+    INEXPRESSIBLE, Incompatibility, check_format, escape, finish, for_each_subschema,
+    for_each_subschema_mut, keep_known_format, move_to_description, one_of_as_any_of,
 };
 
 /// String formats strict tool use accepts.
@@ -102,14 +102,7 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<Incompatibility>) {
             ));
         }
     }
-    if let Some(Value::String(format)) = map.get("format")
-        && !FORMATS.contains(&format.as_str())
-    {
-        problems.push(Incompatibility::new(
-            &format!("{path}/format"),
-            format!("the format \"{format}\" is not supported"),
-        ));
-    }
+    check_format(map, path, FORMATS, problems);
     if map
         .get("minItems")
         .and_then(Value::as_u64)

@@ -225,6 +225,23 @@ pub(crate) fn keep_known_format(schema: &mut Map<String, Value>, known: &[&str])
     }
 }
 
+/// Reports a `format` the provider does not know.
+pub(crate) fn check_format(
+    schema: &Map<String, Value>,
+    path: &str,
+    known: &[&str],
+    problems: &mut Vec<Incompatibility>,
+) {
+    if let Some(Value::String(format)) = schema.get("format")
+        && !known.contains(&format.as_str())
+    {
+        problems.push(Incompatibility::new(
+            &format!("{path}/format"),
+            format!("the format \"{format}\" is not supported by this provider"),
+        ));
+    }
+}
+
 /// Keywords with a meaning no provider view can express (conditionals, pattern-keyed
 /// properties, tuple items, ...). Each provider adds its own to these.
 pub(crate) const INEXPRESSIBLE: &[&str] = &[

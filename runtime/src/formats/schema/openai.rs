@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::refs::expand_reference;
 use super::{
-    INEXPRESSIBLE, Incompatibility, allows_null, escape, finish, for_each_subschema,
+    INEXPRESSIBLE, Incompatibility, allows_null, check_format, escape, finish, for_each_subschema,
     for_each_subschema_mut, keep_known_format, move_to_description, one_of_as_any_of,
 };
 
@@ -278,14 +278,7 @@ fn check_node(
             "`$ref` may not have sibling keywords in strict mode",
         ));
     }
-    if let Some(Value::String(format)) = map.get("format")
-        && !FORMATS.contains(&format.as_str())
-    {
-        problems.push(Incompatibility::new(
-            &format!("{path}/format"),
-            format!("the format \"{format}\" is not supported in strict mode"),
-        ));
-    }
+    check_format(map, path, FORMATS, problems);
     if let Some(Value::Array(values)) = map.get("enum") {
         totals.1 += values.len();
     }
