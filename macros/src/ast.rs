@@ -12,6 +12,8 @@ use crate::doc::is_doc;
 
 /// Marks a parameter injected from the context rather than read from the arguments.
 const CTX: &str = "ctx";
+/// Marks a parameter whose value is redacted in audit records.
+const SECRET: &str = "secret";
 
 /// One parameter the model fills in.
 pub(crate) struct Argument {
@@ -19,6 +21,33 @@ pub(crate) struct Argument {
     pub(crate) ty: Type,
     /// `///`, `#[serde]` and `#[schemars]` attributes, moved to the argument struct.
     pub(crate) field_attrs: Vec<Attribute>,
+    /// Marked `#[secret]`.
+    pub(crate) secret: bool,
+}
+
+impl Argument {
+    /// The argument's key in the JSON object: its name, or its `#[serde(rename = "..")]`.
+    pub(crate) fn json_key(&self) -> String {
+        let mut key = syn::ext::IdentExt::unraw(&self.ident).to_string();
+        for attr in self
+            .field_attrs
+            .iter()
+            .filter(|attr| attr.path().is_ident("serde"))
+        {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
+                    let renamed: syn::LitStr = meta.value()?.parse()?;
+                    key = renamed.value();
+                } else if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.parse_nested_meta(|_| Ok(()))?;
+                }
+                Ok(())
+            });
+        }
+        key
+    }
 }
 
 /// One `#[ctx]` parameter.
@@ -110,9 +139,18 @@ fn read_param(
     ty: &Type,
 ) -> Option<Param> {
     let mut ctx_attr = None;
+    let mut secret = None;
     let mut field_attrs = Vec::new();
     for attr in attrs {
-        if attr.path().is_ident(CTX) {
+        if attr.path().is_ident(SECRET) {
+            if !matches!(attr.meta, syn::Meta::Path(_)) {
+                cx.error_spanned_by(
+                    &attr,
+                    "`#[secret]` takes no arguments: write `#[secret] name: Type`",
+                );
+            }
+            secret = Some(attr);
+        } else if attr.path().is_ident(CTX) {
             if !matches!(attr.meta, syn::Meta::Path(_)) {
                 cx.error_spanned_by(
                     &attr,
@@ -145,6 +183,12 @@ fn read_param(
         }
     };
     check_type(cx, ty, ctx_attr.is_some());
+    if let (Some(_), Some(secret)) = (&ctx_attr, &secret) {
+        cx.error_spanned_by(
+            secret,
+            "a `#[ctx]` parameter is never in the arguments, so it cannot be `#[secret]`",
+        );
+    }
     if ctx_attr.is_some() {
         if let Some(attr) = field_attrs.first() {
             let what = if is_doc(attr) {
@@ -166,6 +210,7 @@ fn read_param(
         ident,
         ty: ty.clone(),
         field_attrs,
+        secret: secret.is_some(),
     }))
 }
 

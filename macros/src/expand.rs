@@ -222,6 +222,11 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
         None => quote!(::core::option::Option::None),
     };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
+    let secrets: Vec<String> = arguments
+        .iter()
+        .filter(|argument| argument.secret)
+        .map(|argument| argument.json_key())
+        .collect();
 
     quote! {
         #[doc(hidden)]
@@ -274,6 +279,7 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
                         open_world: #open_world,
                     },
                     timeout_ms: #timeout,
+                    secrets: &[#(#secrets),*],
                     file: ::core::file!(),
                     line: #line,
                     input_schema: ::toolgate::__private::input_schema::<__ToolArguments>,

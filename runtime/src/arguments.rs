@@ -71,24 +71,39 @@ impl Default for ArgumentLimits {
 impl ToolArguments {
     /// The arguments as a JSON object, or the error the model should see.
     pub fn into_object(self, limits: &ArgumentLimits) -> Result<Value, ToolError> {
+        self.into_object_or_raw(limits).map_err(|(error, _)| error)
+    }
+
+    /// Like [`into_object`](Self::into_object), giving back the text of arguments that could
+    /// not be read (for the audit trail).
+    pub(crate) fn into_object_or_raw(
+        self,
+        limits: &ArgumentLimits,
+    ) -> Result<Value, (ToolError, Option<String>)> {
         let value = match self {
-            ToolArguments::Text(text) => parse_bytes(text.as_bytes(), limits)?,
-            ToolArguments::Bytes(bytes) => parse_bytes(&bytes, limits)?,
+            ToolArguments::Text(text) => {
+                parse_bytes(text.as_bytes(), limits).map_err(|error| (error, Some(text)))?
+            }
+            ToolArguments::Bytes(bytes) => parse_bytes(&bytes, limits)
+                .map_err(|error| (error, Some(String::from_utf8_lossy(&bytes).into_owned())))?,
             ToolArguments::Value(value) => match check_value(&value, limits) {
                 Ok(()) => value,
                 Err(error) => {
                     dismantle(value);
-                    return Err(error);
+                    return Err((error, None));
                 }
             },
         };
         match value {
             Value::Object(_) => Ok(value),
             Value::Null => Ok(Value::Object(Map::new())),
-            other => Err(ToolError::invalid_arguments(format!(
-                "the arguments must be a JSON object of the tool's parameters, but got {}",
-                describe(&other)
-            ))),
+            other => Err((
+                ToolError::invalid_arguments(format!(
+                    "the arguments must be a JSON object of the tool's parameters, but got {}",
+                    describe(&other)
+                )),
+                Some(other.to_string()),
+            )),
         }
     }
 }

@@ -105,6 +105,9 @@ pub struct ToolDefinition {
     /// Where the tool was defined, when known.
     #[serde(skip)]
     pub source: Option<SourceLocation>,
+    /// Top-level arguments redacted in audit records (`#[secret]` parameters).
+    #[serde(skip)]
+    pub secret_arguments: Vec<String>,
 }
 
 impl ToolDefinition {
@@ -143,6 +146,7 @@ impl ToolDefinition {
             output_schema: None,
             timeout: None,
             source: None,
+            secret_arguments: Vec::new(),
         }
     }
 }

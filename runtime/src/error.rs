@@ -29,6 +29,16 @@ pub enum ErrorCode {
     Panicked,
     /// The tool ran and returned an error.
     ExecutionFailed,
+    /// The policy refuses this call.
+    Denied,
+    /// The call needs a person's approval and has not run; `details.ticket` redeems it.
+    ApprovalRequired,
+    /// A person refused the call.
+    ApprovalDenied,
+    /// Too many calls by this caller or of this tool; `details.retry_after_ms` says when.
+    RateLimited,
+    /// The batch has more calls than the registry accepts at once.
+    BatchTooLarge,
     /// A code chosen by the tool itself.
     Custom(Cow<'static, str>),
 }
@@ -45,6 +55,11 @@ impl ErrorCode {
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Panicked => "panicked",
             ErrorCode::ExecutionFailed => "execution_failed",
+            ErrorCode::Denied => "denied",
+            ErrorCode::ApprovalRequired => "approval_required",
+            ErrorCode::ApprovalDenied => "approval_denied",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::BatchTooLarge => "batch_too_large",
             ErrorCode::Custom(code) => code,
         }
     }
@@ -60,6 +75,11 @@ impl ErrorCode {
             "cancelled" => ErrorCode::Cancelled,
             "panicked" => ErrorCode::Panicked,
             "execution_failed" => ErrorCode::ExecutionFailed,
+            "denied" => ErrorCode::Denied,
+            "approval_required" => ErrorCode::ApprovalRequired,
+            "approval_denied" => ErrorCode::ApprovalDenied,
+            "rate_limited" => ErrorCode::RateLimited,
+            "batch_too_large" => ErrorCode::BatchTooLarge,
             other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
         }
     }

@@ -45,13 +45,17 @@
 //! Tools defined in another crate are registered when that crate is linked: if nothing
 //! else refers to it, add `use my_tools as _;` to the application.
 
+pub mod approval;
 mod arguments;
+pub mod audit;
 mod call;
 mod caller;
 mod context;
 mod definition;
 mod error;
 pub mod formats;
+pub mod limits;
+pub mod policy;
 mod registry;
 mod roles;
 mod static_tool;

@@ -21,6 +21,7 @@ pub struct StaticTool {
     pub risk: Risk,
     pub hints: Hints,
     pub timeout_ms: Option<u64>,
+    pub secrets: &'static [&'static str],
     pub file: &'static str,
     pub line: u32,
     pub input_schema: fn() -> Value,
@@ -50,6 +51,7 @@ impl StaticTool {
                 file: self.file.to_owned(),
                 line: self.line,
             }),
+            secret_arguments: self.secrets.iter().map(|name| (*name).to_owned()).collect(),
         }
     }
 }

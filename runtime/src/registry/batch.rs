@@ -10,7 +10,7 @@ use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
-use crate::registry::execute::execute;
+use crate::registry::execute::{self, Run};
 use crate::registry::snapshot::Snapshot;
 
 /// How the calls of a batch are ordered.
@@ -38,6 +38,19 @@ pub struct BatchOptions {
     pub max_concurrency: Option<usize>,
     /// How calls are ordered.
     pub mode: Option<BatchMode>,
+    /// Validate, authorize and apply the policy to every call, and run none: each outcome
+    /// says what would have happened (`{"dry_run": true, "decision": ..., "reason": ...}`,
+    /// or the error the call would have met).
+    pub dry_run: bool,
+}
+
+/// Settings of one call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Cancelling it ends the call with a `cancelled` outcome.
+    pub cancel: Option<CancellationToken>,
+    /// Decide, but do not run (see [`BatchOptions::dry_run`]).
+    pub dry_run: bool,
 }
 
 pub(crate) async fn run(
@@ -54,11 +67,29 @@ pub(crate) async fn run(
         .unwrap_or(config.max_concurrency)
         .max(1);
     let mode = options.mode.unwrap_or(config.batch_mode);
+    let dry_run = options.dry_run;
+    if let Some(max) = config.governance.max_batch
+        && calls.len() > max
+    {
+        let count = calls.len();
+        return calls
+            .into_iter()
+            .map(|call| execute::reject(config, caller, call, too_large(count, max)))
+            .collect();
+    }
+    let run = Run {
+        config,
+        snapshot,
+        rank,
+        caller,
+        cancel: &cancel,
+        dry_run,
+    };
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
         if phase.len() == 1 || mode == BatchMode::Sequential {
             for call in phase {
-                outcomes.push(execute(config, snapshot, rank, caller, call, &cancel).await);
+                outcomes.push(execute::execute(&run, call).await);
             }
             continue;
         }
@@ -74,7 +105,15 @@ pub(crate) async fn run(
                 );
                 let (id, name) = (call.id.clone(), call.name.clone());
                 let task = tokio::spawn(async move {
-                    execute(&config, &snapshot, rank, &caller, call, &cancel).await
+                    let run = Run {
+                        config: &config,
+                        snapshot: &snapshot,
+                        rank,
+                        caller: &caller,
+                        cancel: &cancel,
+                        dry_run,
+                    };
+                    execute::execute(&run, call).await
                 });
                 async move {
                     task.await
@@ -87,6 +126,15 @@ pub(crate) async fn run(
         }
     }
     outcomes
+}
+
+fn too_large(count: usize, max: usize) -> ToolError {
+    ToolError::new(
+        ErrorCode::BatchTooLarge,
+        format!(
+            "this batch has {count} calls; at most {max} are accepted at once, so none of them ran: send fewer calls"
+        ),
+    )
 }
 
 /// A call's task ended without an outcome (the runtime is shutting down): the call still

@@ -1,13 +1,18 @@
 //! Configuring and building a [`Registry`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::approval::{Approver, MemoryPendingStore, PendingStore, TicketSigner};
 use crate::arguments::ArgumentLimits;
+use crate::audit::{AuditSink, History};
 use crate::context::StateMap;
 use crate::definition::ToolDefinition;
 use crate::formats::Provider;
+use crate::limits::{RateLimit, RateLimits};
+use crate::policy::{DefaultPolicy, Policy, PolicyMode};
 use crate::registry::batch::BatchMode;
+use crate::registry::govern::Governance;
 use crate::registry::problems::BuildError;
 use crate::registry::snapshot::{Candidate, Handler, Rules, Snapshot};
 use crate::registry::{Config, Registry};
@@ -46,6 +51,15 @@ pub struct RegistryBuilder {
     batch_mode: BatchMode,
     reveal_hidden: bool,
     providers: Vec<Provider>,
+    policy: Box<dyn Policy>,
+    approver: Option<(String, Box<dyn Approver>)>,
+    pending: Arc<dyn PendingStore>,
+    approval_key: Option<Vec<u8>>,
+    ticket_lifetime: Duration,
+    rate_limits: RateLimits,
+    max_batch: Option<usize>,
+    sinks: Vec<Arc<dyn AuditSink>>,
+    history_capacity: usize,
 }
 
 impl Default for RegistryBuilder {
@@ -62,6 +76,15 @@ impl Default for RegistryBuilder {
             batch_mode: BatchMode::default(),
             reveal_hidden: false,
             providers: Vec::new(),
+            policy: Box::new(DefaultPolicy::default()),
+            approver: None,
+            pending: Arc::new(MemoryPendingStore::default()),
+            approval_key: None,
+            ticket_lifetime: Duration::from_secs(15 * 60),
+            rate_limits: RateLimits::default(),
+            max_batch: None,
+            sinks: Vec::new(),
+            history_capacity: 1000,
         }
     }
 }
@@ -164,6 +187,77 @@ impl RegistryBuilder {
         self
     }
 
+    /// Decides per call whether it may run (default: [`DefaultPolicy`] in
+    /// [`PolicyMode::Prompt`]).
+    pub fn policy(mut self, policy: impl Policy) -> Self {
+        self.policy = Box::new(policy);
+        self
+    }
+
+    /// The default policy in a mode: `Auto` (everything runs), `Prompt` (destructive and
+    /// high-risk tools need approval), `Deny` (they are refused).
+    pub fn policy_mode(self, mode: PolicyMode) -> Self {
+        self.policy(DefaultPolicy { mode })
+    }
+
+    /// Asks this approver, in process, about calls that need approval. Without one, such
+    /// calls are not run: their outcome carries a ticket to [`Registry::approve`] later.
+    pub fn approver(mut self, name: impl Into<String>, approver: impl Approver) -> Self {
+        self.approver = Some((name.into(), Box::new(approver)));
+        self
+    }
+
+    /// Where calls waiting for approval are kept (default: in memory).
+    pub fn pending_store(mut self, store: impl PendingStore) -> Self {
+        self.pending = Arc::new(store);
+        self
+    }
+
+    /// The secret that signs approval tickets. Give every process that redeems tickets the
+    /// same key; without one, a random key is made and tickets die with the process.
+    pub fn approval_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.approval_key = Some(key.into());
+        self
+    }
+
+    /// How long an approval ticket stays valid (default: 15 minutes).
+    pub fn ticket_lifetime(mut self, lifetime: Duration) -> Self {
+        self.ticket_lifetime = lifetime;
+        self
+    }
+
+    /// Limits how fast each caller may make calls (of any tool).
+    pub fn rate_limit_per_caller(mut self, limit: RateLimit) -> Self {
+        self.rate_limits.set_per_caller(limit);
+        self
+    }
+
+    /// Limits how often one tool may be called (by all callers together).
+    pub fn rate_limit_tool(mut self, tool: impl Into<String>, limit: RateLimit) -> Self {
+        self.rate_limits.set_per_tool(tool.into(), limit);
+        self
+    }
+
+    /// The most calls one batch may hold; a larger batch runs none (each gets
+    /// `batch_too_large`). Default: no limit.
+    pub fn max_batch_size(mut self, max: usize) -> Self {
+        self.max_batch = Some(max);
+        self
+    }
+
+    /// Also sends every audit record to this sink (e.g. [`TracingSink`](crate::audit::TracingSink),
+    /// [`JsonlFileSink`](crate::audit::JsonlFileSink)).
+    pub fn audit_sink(mut self, sink: impl AuditSink) -> Self {
+        self.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// How many recent calls [`Registry::history`] keeps (default: 1,000; 0 keeps none).
+    pub fn history_capacity(mut self, capacity: usize) -> Self {
+        self.history_capacity = capacity;
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -213,6 +307,17 @@ impl RegistryBuilder {
             batch_mode: self.batch_mode,
             reveal_hidden: self.reveal_hidden,
             providers: self.providers,
+            governance: Governance {
+                policy: self.policy,
+                approver: self.approver,
+                pending: self.pending,
+                signer: TicketSigner::new(self.approval_key, self.ticket_lifetime),
+                limits: self.rate_limits,
+                max_batch: self.max_batch,
+                sinks: self.sinks,
+                history: Arc::new(History::new(self.history_capacity)),
+                always: Mutex::default(),
+            },
         };
         Ok(Registry::from_parts(config, snapshot))
     }

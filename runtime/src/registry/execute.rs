@@ -1,74 +1,276 @@
-//! One call, from name to outcome: look up, parse, validate, run with timeout,
-//! cancellation and panic isolation.
+//! One call, from name to outcome: look up, parse, validate, rate-limit, authorize, run with
+//! timeout, cancellation and panic isolation, and audit.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
+use serde_json::Value;
 use tracing::Instrument;
 
+use crate::approval::PendingCall;
+use crate::arguments::ToolArguments;
+use crate::audit::{AuditRecord, AuditSink, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::formats::schema::nulls;
 use crate::registry::Config;
+use crate::registry::govern::{Authorized, authorize};
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
 
-pub(crate) async fn execute(
-    config: &Config,
-    snapshot: &Snapshot,
-    rank: Option<usize>,
-    caller: &Caller,
-    call: ToolCall,
-    cancel: &CancellationToken,
-) -> ToolOutcome {
+/// Longest argument text kept in an audit record of a call whose arguments were unreadable.
+const MAX_AUDITED_RAW: usize = 1024;
+
+/// What the audit record says about a call, filled in as the call goes.
+pub(crate) struct Trail {
+    pub(crate) arguments: Value,
+    pub(crate) decision: &'static str,
+    pub(crate) approver: Option<String>,
+}
+
+impl Default for Trail {
+    fn default() -> Self {
+        Trail {
+            arguments: Value::Null,
+            decision: "not_reached",
+            approver: None,
+        }
+    }
+}
+
+/// Who is calling and how.
+pub(crate) struct Run<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) rank: Option<usize>,
+    pub(crate) caller: &'a Caller,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) dry_run: bool,
+}
+
+pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
     let started = Instant::now();
     let ToolCall {
         id,
         name,
         arguments,
     } = call;
-    let span = tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = caller.id());
-    let result = async {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(
-                ErrorCode::Cancelled,
-                "the call was cancelled before it started",
-            ));
-        }
-        let entry = find(config, snapshot, rank, &name)?;
-        let mut arguments = arguments.into_object(&config.limits)?;
-        if entry.strips_nulls {
-            nulls::remove_optional_nulls(&entry.definition.input_schema, &mut arguments);
-        }
-        entry.validator.check(&arguments)?;
-        let context = ToolContext {
-            states: Arc::clone(&config.states),
-            caller: caller.clone(),
-            call_id: CallId(id.as_str().into()),
-            // Its own token, cancelled below on timeout or cancellation.
-            cancel: CancellationToken::new(),
-        };
-        let timeout = entry.definition.timeout.or(config.default_timeout);
-        run(entry, context, arguments, timeout, cancel).await
+    let mut trail = Trail::default();
+    let span =
+        tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = run.caller.id());
+    let result = decide_and_run(run, &id, &name, arguments, &mut trail)
+        .instrument(span)
+        .await;
+    finish(run.config, run.caller, id, name, result, started, trail)
+}
+
+async fn decide_and_run(
+    run: &Run<'_>,
+    id: &str,
+    name: &str,
+    arguments: ToolArguments,
+    trail: &mut Trail,
+) -> ToolResult {
+    if run.cancel.is_cancelled() {
+        return Err(ToolError::new(
+            ErrorCode::Cancelled,
+            "the call was cancelled before it started",
+        ));
     }
-    .instrument(span.clone())
+    let entry = find(run.config, run.snapshot, run.rank, name)?;
+    let arguments = read_arguments(run.config, entry, arguments, trail)?;
+    let governance = &run.config.governance;
+    if !run.dry_run {
+        governance.limits.check(run.caller.id(), name)?;
+    }
+    match authorize(
+        governance,
+        entry,
+        run.caller,
+        id,
+        arguments,
+        run.cancel,
+        run.dry_run,
+        trail,
+    )
+    .await?
+    {
+        Authorized::DryRun(report) => Ok(report),
+        Authorized::Run(arguments) => {
+            perform(run.config, entry, run.caller, id, arguments, run.cancel).await
+        }
+    }
+}
+
+/// Runs a call a person approved through its ticket, as the original caller.
+pub(crate) async fn execute_approved(
+    config: &Config,
+    snapshot: &Snapshot,
+    pending: PendingCall,
+    approver: &Caller,
+) -> ToolOutcome {
+    let started = Instant::now();
+    let mut trail = Trail {
+        decision: "approved",
+        approver: Some(approver.id().to_owned()),
+        ..Trail::default()
+    };
+    let caller = pending.caller.clone();
+    let rank = config.roles.rank(caller.role());
+    let cancel = CancellationToken::new();
+    let result = async {
+        // The tool may have changed or gone since the call was made: check again.
+        let entry = find(config, snapshot, rank, &pending.tool)?;
+        let arguments = read_arguments(
+            config,
+            entry,
+            ToolArguments::Value(pending.arguments),
+            &mut trail,
+        )?;
+        perform(config, entry, &caller, &pending.call_id, arguments, &cancel).await
+    }
     .await;
+    finish(
+        config,
+        &caller,
+        pending.call_id,
+        pending.tool,
+        result,
+        started,
+        trail,
+    )
+}
+
+/// The outcome of a call a person refused through its ticket.
+pub(crate) fn refuse_approved(
+    config: &Config,
+    pending: PendingCall,
+    approver: &Caller,
+    reason: &str,
+) -> ToolOutcome {
+    let trail = Trail {
+        arguments: pending.arguments,
+        decision: "approval_denied",
+        approver: Some(approver.id().to_owned()),
+    };
+    let error = ToolError::new(
+        ErrorCode::ApprovalDenied,
+        format!("a person refused this call: {reason}"),
+    );
+    finish(
+        config,
+        &pending.caller,
+        pending.call_id,
+        pending.tool,
+        Err(error),
+        Instant::now(),
+        trail,
+    )
+}
+
+/// The outcome of a call refused before it was looked at (e.g. its batch is too large).
+pub(crate) fn reject(
+    config: &Config,
+    caller: &Caller,
+    call: ToolCall,
+    error: ToolError,
+) -> ToolOutcome {
+    finish(
+        config,
+        caller,
+        call.id,
+        call.name,
+        Err(error),
+        Instant::now(),
+        Trail::default(),
+    )
+}
+
+/// The outcome, audited.
+fn finish(
+    config: &Config,
+    caller: &Caller,
+    call_id: String,
+    tool: String,
+    result: ToolResult,
+    started: Instant,
+    trail: Trail,
+) -> ToolOutcome {
     let duration = started.elapsed();
-    span.in_scope(|| match &result {
-        Ok(_) => tracing::debug!(?duration, "tool call succeeded"),
-        Err(error) => tracing::debug!(?duration, code = %error.code, "tool call failed"),
-    });
+    let outcome = match &result {
+        Ok(_) => "ok".to_owned(),
+        Err(error) => error.code.to_string(),
+    };
+    let governance = &config.governance;
+    let record = AuditRecord {
+        time_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64,
+        caller: caller.id().to_owned(),
+        role: caller.role().to_owned(),
+        tool: tool.clone(),
+        call_id: call_id.clone(),
+        arguments: trail.arguments,
+        decision: trail.decision.to_owned(),
+        approver: trail.approver,
+        outcome,
+        duration_ms: duration.as_secs_f64() * 1000.0,
+    };
+    governance.history.record(&record);
+    for sink in &governance.sinks {
+        sink.record(&record);
+    }
     ToolOutcome {
-        call_id: id,
-        tool: name,
+        call_id,
+        tool,
         result,
         duration,
     }
+}
+
+/// Parses, normalizes and validates arguments, recording them (redacted) in the trail.
+fn read_arguments(
+    config: &Config,
+    entry: &Entry,
+    arguments: ToolArguments,
+    trail: &mut Trail,
+) -> Result<Value, ToolError> {
+    let arguments = match arguments.into_object_or_raw(&config.limits) {
+        Ok(arguments) => arguments,
+        Err((error, raw)) => {
+            trail.arguments = raw.map_or(Value::Null, |text| Value::String(truncate(text)));
+            return Err(error);
+        }
+    };
+    trail.arguments = redact(&arguments, &entry.definition.secret_arguments);
+    check_arguments(entry, arguments)
+}
+
+/// `null` for optional properties dropped, then checked against the input schema.
+pub(crate) fn check_arguments(entry: &Entry, mut arguments: Value) -> Result<Value, ToolError> {
+    if entry.strips_nulls {
+        nulls::remove_optional_nulls(&entry.definition.input_schema, &mut arguments);
+    }
+    entry.validator.check(&arguments)?;
+    Ok(arguments)
+}
+
+fn truncate(mut text: String) -> String {
+    if text.len() > MAX_AUDITED_RAW {
+        let mut end = MAX_AUDITED_RAW;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
@@ -100,16 +302,25 @@ fn find<'s>(
     Err(ToolError::new(ErrorCode::UnknownTool, message))
 }
 
-/// Runs the tool in the caller's task, racing it against its timeout and the caller's
+/// Runs the tool in the calling task, racing it against its timeout and the caller's
 /// cancellation; a panic is caught and becomes an error. (A batch runs each of its parallel
 /// calls in a task of its own, so they also use several cores.)
-async fn run(
+async fn perform(
+    config: &Config,
     entry: &Entry,
-    context: ToolContext,
-    arguments: serde_json::Value,
-    timeout: Option<Duration>,
+    caller: &Caller,
+    call_id: &str,
+    arguments: Value,
     cancel: &CancellationToken,
 ) -> ToolResult {
+    let context = ToolContext {
+        states: Arc::clone(&config.states),
+        caller: caller.clone(),
+        call_id: CallId(call_id.into()),
+        // Its own token, cancelled below on timeout or cancellation.
+        cancel: CancellationToken::new(),
+    };
+    let timeout = entry.definition.timeout.or(config.default_timeout);
     let tool_token = context.cancel.clone();
     let tool = AssertUnwindSafe(entry.handler.start(context, arguments)).catch_unwind();
     let deadline = async {

@@ -3,6 +3,7 @@
 mod batch;
 mod builder;
 mod execute;
+mod govern;
 mod problems;
 mod snapshot;
 
@@ -14,11 +15,13 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 use tokio::sync::watch;
 
-pub use batch::{BatchMode, BatchOptions};
+pub use batch::{BatchMode, BatchOptions, CallOptions};
 pub use builder::RegistryBuilder;
 pub use problems::{BuildError, BuildProblem};
 
+use crate::approval::{PendingCall, TicketError};
 use crate::arguments::ArgumentLimits;
+use crate::audit::AuditRecord;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CancellationToken, StateMap};
@@ -41,6 +44,7 @@ pub(crate) struct Config {
     pub(crate) batch_mode: BatchMode,
     pub(crate) reveal_hidden: bool,
     pub(crate) providers: Vec<Provider>,
+    pub(crate) governance: govern::Governance,
 }
 
 impl Config {
@@ -210,11 +214,10 @@ impl Registry {
     }
 
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
-    /// against the input schema, run with timeout and panic isolation. Always returns an
-    /// outcome.
+    /// against the input schema, apply rate limits and the policy (asking for approval where
+    /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
     pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
-        self.call_with_cancel(caller, call, CancellationToken::new())
-            .await
+        self.call_with(caller, call, CallOptions::default()).await
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
@@ -224,9 +227,35 @@ impl Registry {
         call: ToolCall,
         cancel: CancellationToken,
     ) -> ToolOutcome {
+        self.call_with(
+            caller,
+            call,
+            CallOptions {
+                cancel: Some(cancel),
+                ..CallOptions::default()
+            },
+        )
+        .await
+    }
+
+    /// [`call`](Self::call) with options: a cancellation token, or a dry run.
+    pub async fn call_with(
+        &self,
+        caller: &Caller,
+        call: ToolCall,
+        options: CallOptions,
+    ) -> ToolOutcome {
         let snapshot = self.inner.snapshot.load_full();
-        let rank = self.rank(caller);
-        execute::execute(&self.inner.config, &snapshot, rank, caller, call, &cancel).await
+        let cancel = options.cancel.unwrap_or_default();
+        let run = execute::Run {
+            config: &self.inner.config,
+            snapshot: &snapshot,
+            rank: self.rank(caller),
+            caller,
+            cancel: &cancel,
+            dry_run: options.dry_run,
+        };
+        execute::execute(&run, call).await
     }
 
     /// Runs a batch with the registry's settings; see [`run_batch_with`](Self::run_batch_with).
@@ -237,7 +266,9 @@ impl Registry {
 
     /// Runs many calls: exactly one outcome per call, in call order, never a missing one.
     /// Read-only calls run in parallel (up to the concurrency limit); other calls run one
-    /// at a time, in call order, after the calls before them (see [`BatchMode`]).
+    /// at a time, in call order, after the calls before them (see [`BatchMode`]). A batch
+    /// over [`max_batch_size`](RegistryBuilder::max_batch_size) runs nothing: every call
+    /// gets a `batch_too_large` outcome.
     pub async fn run_batch_with(
         &self,
         caller: &Caller,
@@ -247,6 +278,50 @@ impl Registry {
         let snapshot = self.inner.snapshot.load_full();
         let rank = self.rank(caller);
         batch::run(&self.inner.config, &snapshot, rank, caller, calls, options).await
+    }
+
+    /// Approves a call that is waiting with a ticket, and runs it, once, as the caller who
+    /// made it. `approver` is recorded in the audit trail. A forged, expired or already used
+    /// ticket (also one redeemed twice at the same time) runs nothing.
+    pub async fn approve(
+        &self,
+        ticket: &str,
+        approver: &Caller,
+    ) -> Result<ToolOutcome, TicketError> {
+        let pending = govern::redeem(&self.inner.config.governance, ticket)?;
+        let snapshot = self.inner.snapshot.load_full();
+        Ok(execute::execute_approved(&self.inner.config, &snapshot, pending, approver).await)
+    }
+
+    /// Refuses a call that is waiting with a ticket; its outcome (an `approval_denied` error
+    /// with the reason) is what to send back to the model.
+    pub fn deny(
+        &self,
+        ticket: &str,
+        approver: &Caller,
+        reason: &str,
+    ) -> Result<ToolOutcome, TicketError> {
+        let pending = govern::redeem(&self.inner.config.governance, ticket)?;
+        Ok(execute::refuse_approved(
+            &self.inner.config,
+            pending,
+            approver,
+            reason,
+        ))
+    }
+
+    /// Every call waiting for approval.
+    pub fn pending_approvals(&self) -> Vec<PendingCall> {
+        self.inner.config.governance.pending.list()
+    }
+
+    /// The last `count` calls of a caller (by id), newest first, from the in-memory history.
+    pub fn history(&self, caller_id: &str, count: usize) -> Vec<AuditRecord> {
+        self.inner
+            .config
+            .governance
+            .history
+            .last_for(caller_id, count)
     }
 
     /// Adds a tool while the application runs; checked like at build time. Calls already

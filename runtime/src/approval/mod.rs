@@ -1,0 +1,85 @@
+//! Approval of risky calls: in process (an async [`Approver`]) or across requests (a signed,
+//! single-use ticket, redeemed with [`Registry::approve`](crate::Registry::approve) or
+//! [`Registry::deny`](crate::Registry::deny)).
+
+mod pending;
+mod ticket;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use pending::{MemoryPendingStore, PendingCall, PendingStore};
+pub use ticket::TicketError;
+pub(crate) use ticket::{TicketSigner, arguments_hash, hex as hex_digest};
+
+use crate::caller::Caller;
+use crate::definition::ToolDefinition;
+
+/// A call waiting for a person's answer.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    /// The tool.
+    pub tool: Arc<ToolDefinition>,
+    /// The arguments (valid against the tool's schema).
+    pub arguments: Value,
+    /// Who made the call.
+    pub caller: Caller,
+    /// The call's id.
+    pub call_id: String,
+    /// Why the policy wants approval.
+    pub reason: String,
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalAnswer {
+    /// Run the call as it is.
+    Approve,
+    /// Run it with these arguments instead (checked against the schema again).
+    ApproveWithArguments(Value),
+    /// Run it, and every later call of this tool by this caller, without asking again
+    /// (for as long as the registry lives).
+    ApproveAlways,
+    /// Do not run it; the reason goes back to the model.
+    Deny {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The future of an approval.
+pub type ApprovalFuture = Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'static>>;
+
+/// Asks a person (or another system) whether a call may run. Implemented for async closures
+/// `Fn(ApprovalRequest) -> impl Future<Output = ApprovalAnswer>`.
+///
+/// ```
+/// use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
+///
+/// let approver = |request: ApprovalRequest| async move {
+///     if request.caller.role() == "admin" {
+///         ApprovalAnswer::Approve
+///     } else {
+///         ApprovalAnswer::Deny { reason: "only admins may do that".into() }
+///     }
+/// };
+/// let registry = toolgate::Registry::builder().roles(["user", "admin"]).approver("policy-bot", approver).build();
+/// # let _ = registry;
+/// ```
+pub trait Approver: Send + Sync + 'static {
+    /// The answer for one call.
+    fn approve(&self, request: ApprovalRequest) -> ApprovalFuture;
+}
+
+impl<F, Fut> Approver for F
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApprovalAnswer> + Send + 'static,
+{
+    fn approve(&self, request: ApprovalRequest) -> ApprovalFuture {
+        Box::pin(self(request))
+    }
+}

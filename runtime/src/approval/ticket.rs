@@ -1,0 +1,172 @@
+//! Approval tickets: `base64url(claims JSON) . base64url(HMAC-SHA256)`, bound to the
+//! caller, tool, call id and a hash of the arguments, with an expiry.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// What a ticket says about the call it approves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TicketClaims {
+    /// Random id, also the key of the pending call.
+    pub(crate) id: String,
+    pub(crate) caller: String,
+    pub(crate) tool: String,
+    pub(crate) call_id: String,
+    /// SHA-256 of the arguments' JSON text, hex.
+    pub(crate) arguments: String,
+    /// Expiry, seconds since the Unix epoch.
+    pub(crate) expires: u64,
+}
+
+/// Why a ticket was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TicketError {
+    /// Not a ticket of this registry: malformed or its signature does not match.
+    Invalid,
+    /// Past its expiry.
+    Expired,
+    /// Already redeemed (or its pending call is gone).
+    AlreadyUsed,
+    /// The pending call does not match what the ticket was signed for.
+    Mismatch,
+}
+
+impl fmt::Display for TicketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TicketError::Invalid => {
+                "the approval ticket is not valid (malformed, or not signed by this application)"
+            }
+            TicketError::Expired => "the approval ticket has expired; the call must be made again",
+            TicketError::AlreadyUsed => "the approval ticket was already used",
+            TicketError::Mismatch => {
+                "the approval ticket does not match the call it is presented for"
+            }
+        })
+    }
+}
+
+impl std::error::Error for TicketError {}
+
+/// Signs and checks tickets with one secret key.
+pub(crate) struct TicketSigner {
+    key: Vec<u8>,
+    lifetime: Duration,
+}
+
+impl TicketSigner {
+    /// A signer with a given key (shared by the processes that redeem each other's
+    /// tickets), or a random one (tickets then die with the process).
+    pub(crate) fn new(key: Option<Vec<u8>>, lifetime: Duration) -> Self {
+        let key = key.unwrap_or_else(|| random_bytes::<32>().to_vec());
+        TicketSigner { key, lifetime }
+    }
+
+    pub(crate) fn issue(
+        &self,
+        caller: &str,
+        tool: &str,
+        call_id: &str,
+        arguments: &Value,
+    ) -> (String, TicketClaims) {
+        let claims = TicketClaims {
+            id: hex(&random_bytes::<16>()),
+            caller: caller.to_owned(),
+            tool: tool.to_owned(),
+            call_id: call_id.to_owned(),
+            arguments: arguments_hash(arguments),
+            expires: now_secs() + self.lifetime.as_secs(),
+        };
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap_or_default());
+        let signature =
+            URL_SAFE_NO_PAD.encode(self.mac(payload.as_bytes()).finalize().into_bytes());
+        (format!("{payload}.{signature}"), claims)
+    }
+
+    /// The claims of a genuine, unexpired ticket.
+    pub(crate) fn verify(&self, ticket: &str) -> Result<TicketClaims, TicketError> {
+        let (payload, signature) = ticket.split_once('.').ok_or(TicketError::Invalid)?;
+        let signature = URL_SAFE_NO_PAD
+            .decode(signature)
+            .map_err(|_| TicketError::Invalid)?;
+        // Constant-time comparison.
+        self.mac(payload.as_bytes())
+            .verify_slice(&signature)
+            .map_err(|_| TicketError::Invalid)?;
+        let claims = URL_SAFE_NO_PAD
+            .decode(payload)
+            .map_err(|_| TicketError::Invalid)?;
+        let claims: TicketClaims =
+            serde_json::from_slice(&claims).map_err(|_| TicketError::Invalid)?;
+        if claims.expires <= now_secs() {
+            return Err(TicketError::Expired);
+        }
+        Ok(claims)
+    }
+
+    fn mac(&self, data: &[u8]) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        mac.update(data);
+        mac
+    }
+}
+
+/// SHA-256 of the arguments' JSON text, hex.
+pub(crate) fn arguments_hash(arguments: &Value) -> String {
+    hex(&Sha256::digest(arguments.to_string().as_bytes()))
+}
+
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    bytes
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_ticket_verifies_and_a_changed_one_does_not() {
+        let signer = TicketSigner::new(Some(b"key".to_vec()), Duration::from_secs(60));
+        let (ticket, claims) = signer.issue("u1", "delete", "c1", &json!({"id": 1}));
+        assert_eq!(signer.verify(&ticket).unwrap(), claims);
+        let other = TicketSigner::new(Some(b"other key".to_vec()), Duration::from_secs(60));
+        assert_eq!(other.verify(&ticket), Err(TicketError::Invalid));
+        // Claims edited to another caller, signature kept: refused.
+        let (payload, signature) = ticket.split_once('.').unwrap();
+        let mut edited: TicketClaims =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        edited.caller = "attacker".into();
+        let forged = format!(
+            "{}.{signature}",
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&edited).unwrap())
+        );
+        assert_eq!(signer.verify(&forged), Err(TicketError::Invalid));
+        assert_eq!(signer.verify("garbage"), Err(TicketError::Invalid));
+        assert_eq!(signer.verify(""), Err(TicketError::Invalid));
+    }
+}

@@ -1,0 +1,49 @@
+//! The last calls, kept in memory, for "what did this caller just do?".
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use super::{AuditRecord, AuditSink};
+
+/// A bounded, in-memory record of recent calls; the registry keeps one
+/// ([`Registry::history`](crate::Registry::history)).
+#[derive(Debug)]
+pub struct History {
+    capacity: usize,
+    records: Mutex<VecDeque<AuditRecord>>,
+}
+
+impl History {
+    /// Keeps the last `capacity` records of all callers.
+    pub fn new(capacity: usize) -> Self {
+        History {
+            capacity,
+            records: Mutex::new(VecDeque::with_capacity(capacity.min(4096))),
+        }
+    }
+
+    /// The last `count` records of one caller, newest first.
+    pub fn last_for(&self, caller: &str, count: usize) -> Vec<AuditRecord> {
+        let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        records
+            .iter()
+            .rev()
+            .filter(|record| record.caller == caller)
+            .take(count)
+            .cloned()
+            .collect()
+    }
+}
+
+impl AuditSink for History {
+    fn record(&self, record: &AuditRecord) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        if records.len() == self.capacity {
+            records.pop_front();
+        }
+        records.push_back(record.clone());
+    }
+}
