@@ -72,7 +72,8 @@ pub use context::{CallId, CancellationToken, FromContext, State, StateRequiremen
 pub use definition::{Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name};
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
-    BatchMode, BatchOptions, BuildError, BuildProblem, Registry, RegistryBuilder, ToolList,
+    BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, Registry, RegistryBuilder,
+    ToolList,
 };
 pub use roles::Roles;
 pub use tool::{FnTool, Tool, ToolFuture, ToolResult};
@@ -84,7 +85,7 @@ pub use toolgate_macros::tool;
 /// The usual imports: `use toolgate::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        BatchMode, BatchOptions, CallId, Caller, CancellationToken, ErrorCode, Registry, Risk,
-        State, ToolCall, ToolContext, ToolError, ToolOutcome, tool,
+        BatchMode, BatchOptions, CallId, CallOptions, Caller, CancellationToken, ErrorCode,
+        Registry, Risk, State, ToolCall, ToolContext, ToolError, ToolOutcome, tool,
     };
 }

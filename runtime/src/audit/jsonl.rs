@@ -53,8 +53,7 @@ impl JsonlFileSink {
         }
         let (seq, last_hash) = match text[..complete]
             .split(|byte| *byte == b'\n')
-            .filter(|line| !line.is_empty())
-            .next_back()
+            .rfind(|line| !line.is_empty())
         {
             Some(line) => {
                 let last: Value = serde_json::from_slice(line).map_err(|error| {

@@ -2,8 +2,10 @@
 //! signed ticket redeemed later).
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::FutureExt;
 use serde_json::{Value, json};
 
 use crate::approval::{
@@ -106,8 +108,13 @@ pub(crate) async fn authorize(
         call_id: call_id.to_owned(),
         reason,
     };
+    // A failing approver is contained like a failing tool: the call is refused, not lost.
+    let approval = AssertUnwindSafe(approver.approve(request)).catch_unwind();
     let answer = tokio::select! {
-        answer = approver.approve(request) => answer,
+        answer = approval => answer.unwrap_or_else(|_| {
+            tracing::error!(approver = %approver_name, tool = %tool.name, "the approver panicked; the call is refused");
+            ApprovalAnswer::Deny { reason: "the approval could not be obtained (the approver failed)".into() }
+        }),
         _ = cancel.cancelled() => {
             trail.decision = "require_approval";
             return Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while waiting for approval"));

@@ -124,6 +124,18 @@ async fn io_result() -> std::io::Result<String> {
 #[tool(permission = "public")]
 async fn nothing() {}
 
+/// Secret parameters are redacted in audit records, under their JSON names.
+#[tool(permission = "public")]
+fn secrets(
+    user: String,
+    #[secret] password: String,
+    #[secret]
+    #[serde(rename = "apiKey")]
+    api_key: String,
+) -> usize {
+    user.len() + password.len() + api_key.len()
+}
+
 /// Mutable bindings are fine.
 #[tool(permission = "public")]
 fn mutable(mut count: u32) -> u32 {
@@ -190,6 +202,9 @@ async fn main() {
     assert_eq!(registry.call(&staff, ToolCall::new("c-6", "add", json!({"a": 1, "b": 2}))).await.result.unwrap(), 3);
     assert!(get("untyped_output").output_schema.is_none());
     assert_eq!(get("add").output_schema, Some(json!({"type": "integer", "format": "int64"})));
+
+    assert_eq!(get("secrets").secret_arguments, ["password", "apiKey"]);
+    assert!(get("add").secret_arguments.is_empty());
 
     // The functions stay ordinary functions.
     assert_eq!(add(2, 2), 4);

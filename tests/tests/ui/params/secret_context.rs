@@ -1,0 +1,9 @@
+use toolgate::prelude::*;
+
+/// Who am I?
+#[tool(permission = "public")]
+fn whoami(#[secret] #[ctx] caller: Caller) -> String {
+    caller.id().to_owned()
+}
+
+fn main() {}
