@@ -92,5 +92,45 @@ fn batch_of_1000(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, single_call, batch_of_1000);
+/// Policy and audit on top of the bare executor: the same call with the policy set to
+/// `Auto` and no audit at all, with the default policy and the in-memory history, and with
+/// a hash-chained JSON Lines file and `tracing` events besides.
+fn policy_and_audit(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let caller = Caller::new("bench", "public");
+    let log =
+        std::env::temp_dir().join(format!("toolgate-bench-audit-{}.jsonl", std::process::id()));
+    let bare = Registry::builder()
+        .roles(["public"])
+        .policy_mode(toolgate::policy::PolicyMode::Auto)
+        .history_capacity(0)
+        .build()
+        .unwrap();
+    let defaults = Registry::builder().roles(["public"]).build().unwrap();
+    let full = Registry::builder()
+        .roles(["public"])
+        .audit_sink(toolgate::audit::JsonlFileSink::open(&log).unwrap())
+        .audit_sink(toolgate::audit::TracingSink)
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("policy_and_audit");
+    for (name, registry) in [
+        ("bare_executor", &bare),
+        ("policy_and_history", &defaults),
+        ("policy_history_jsonl_tracing", &full),
+    ] {
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter(|| async {
+                let outcome = registry
+                    .call(&caller, ToolCall::new("1", "add", black_box(ARGUMENTS)))
+                    .await;
+                black_box(outcome.result.unwrap())
+            })
+        });
+    }
+    group.finish();
+    let _ = std::fs::remove_file(log);
+}
+
+criterion_group!(benches, single_call, batch_of_1000, policy_and_audit);
 criterion_main!(benches);
