@@ -22,6 +22,11 @@ impl History {
         }
     }
 
+    /// Whether it keeps any record at all.
+    pub(crate) fn keeps_any(&self) -> bool {
+        self.capacity > 0
+    }
+
     /// The last `count` records of one caller, newest first.
     pub fn last_for(&self, caller: &str, count: usize) -> Vec<AuditRecord> {
         let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);

@@ -202,29 +202,30 @@ fn finish(
     trail: Trail,
 ) -> ToolOutcome {
     let duration = started.elapsed();
-    let outcome = match &result {
-        Ok(_) => "ok".to_owned(),
-        Err(error) => error.code.to_string(),
-    };
     let governance = &config.governance;
-    let record = AuditRecord {
-        time_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64,
-        caller: caller.id().to_owned(),
-        role: caller.role().to_owned(),
-        tool: tool.clone(),
-        call_id: call_id.clone(),
-        arguments: trail.arguments,
-        decision: trail.decision.to_owned(),
-        approver: trail.approver,
-        outcome,
-        duration_ms: duration.as_secs_f64() * 1000.0,
-    };
-    governance.history.record(&record);
-    for sink in &governance.sinks {
-        sink.record(&record);
+    if governance.audits() {
+        let record = AuditRecord {
+            time_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
+            caller: caller.id().to_owned(),
+            role: caller.role().to_owned(),
+            tool: tool.clone(),
+            call_id: call_id.clone(),
+            arguments: trail.arguments,
+            decision: trail.decision.to_owned(),
+            approver: trail.approver,
+            outcome: match &result {
+                Ok(_) => "ok".to_owned(),
+                Err(error) => error.code.to_string(),
+            },
+            duration_ms: duration.as_secs_f64() * 1000.0,
+        };
+        governance.history.record(&record);
+        for sink in &governance.sinks {
+            sink.record(&record);
+        }
     }
     ToolOutcome {
         call_id,
@@ -244,11 +245,15 @@ fn read_arguments(
     let arguments = match arguments.into_object_or_raw(&config.limits) {
         Ok(arguments) => arguments,
         Err((error, raw)) => {
-            trail.arguments = raw.map_or(Value::Null, |text| Value::String(truncate(text)));
+            if config.governance.audits() {
+                trail.arguments = raw.map_or(Value::Null, |text| Value::String(truncate(text)));
+            }
             return Err(error);
         }
     };
-    trail.arguments = redact(&arguments, &entry.definition.secret_arguments);
+    if config.governance.audits() {
+        trail.arguments = redact(&arguments, &entry.definition.secret_arguments);
+    }
     check_arguments(entry, arguments)
 }
 

@@ -35,6 +35,13 @@ pub(crate) struct Governance {
     pub(crate) always: Mutex<HashSet<(String, String)>>,
 }
 
+impl Governance {
+    /// Whether records are kept anywhere (if not, none is built).
+    pub(crate) fn audits(&self) -> bool {
+        !self.sinks.is_empty() || self.history.keeps_any()
+    }
+}
+
 /// What authorization allows.
 pub(crate) enum Authorized {
     /// Run with these arguments.
