@@ -38,10 +38,9 @@ impl History {
             .cloned()
             .collect()
     }
-}
 
-impl AuditSink for History {
-    fn record(&self, record: &AuditRecord) {
+    /// Keeps a record, dropping the oldest when full.
+    pub(crate) fn push(&self, record: AuditRecord) {
         if self.capacity == 0 {
             return;
         }
@@ -49,6 +48,12 @@ impl AuditSink for History {
         if records.len() == self.capacity {
             records.pop_front();
         }
-        records.push_back(record.clone());
+        records.push_back(record);
+    }
+}
+
+impl AuditSink for History {
+    fn record(&self, record: &AuditRecord) {
+        self.push(record.clone());
     }
 }

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use crate::approval::PendingCall;
 use crate::arguments::ToolArguments;
-use crate::audit::{AuditRecord, AuditSink, redact};
+use crate::audit::{AuditRecord, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
@@ -222,10 +222,11 @@ fn finish(
             },
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
-        governance.history.record(&record);
         for sink in &governance.sinks {
             sink.record(&record);
         }
+        // Last, so the record moves into the history instead of being copied.
+        governance.history.push(record);
     }
     ToolOutcome {
         call_id,
