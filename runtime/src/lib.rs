@@ -54,6 +54,8 @@ mod context;
 mod definition;
 mod error;
 pub mod formats;
+#[cfg(feature = "axum")]
+pub mod http;
 pub mod limits;
 pub mod policy;
 mod registry;

@@ -1,0 +1,44 @@
+//! The veterinary clinic backend over HTTP.
+//!
+//! `cargo run -p toolgate-examples --bin clinic` (set `PORT` and `CLINIC_DB` to change the
+//! port, default 3000, and the database file, default `clinic.db`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use toolgate_examples::clinic::{SEEDED_USERS, open_app};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    tracing_subscriber::fmt()
+        .with_env_filter("info,toolgate::audit=info")
+        .init();
+    let database = PathBuf::from(std::env::var("CLINIC_DB").unwrap_or_else(|_| "clinic.db".into()));
+    let port: u16 = std::env::var("PORT")
+        .ok()
+        .and_then(|port| port.parse().ok())
+        .unwrap_or(3000);
+    let app = open_app(&database)?;
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    println!("clinic backend on {base} (database {})", database.display());
+    println!("\nusers (bearer tokens):");
+    for (id, role, token) in SEEDED_USERS {
+        println!("  {id:<8} {role:<9} {token}");
+    }
+    println!(
+        r#"
+try:
+  curl {base}/tools                                        # public: hours and services
+  curl -H 'Authorization: Bearer alice-token' '{base}/tools?format=openai'
+  curl -H 'Authorization: Bearer alice-token' -H 'Content-Type: application/json' \
+       -d '{{"name": "get_pet_records", "arguments": {{"pet_id": 1}}}}' {base}/tools/call
+  curl -H 'Authorization: Bearer staff-token' -d '{{"name": "update_medical_record", "arguments": {{"pet_id": 1, "note": "Healthy."}}}}' {base}/tools/call
+  curl -H 'Authorization: Bearer admin-token' {base}/approvals
+  curl -H 'Authorization: Bearer admin-token' -d '{{"ticket": "<ticket from the answer above>"}}' {base}/approvals/approve
+"#
+    );
+    axum::serve(listener, app).await?;
+    Ok(())
+}
