@@ -65,8 +65,10 @@ fn own_pet(clinic: &Clinic, caller: &Caller, pet: i64) -> Result<(), ToolError> 
 }
 
 /// Get the clinic's opening hours for one day, or for the whole week.
+// `async` although it awaits nothing: it never blocks, so it runs in the calling task;
+// sync tools (the database ones below) run on the blocking pool.
 #[tool(permission = "public", group = "clinic", read_only, idempotent)]
-fn get_clinic_hours(
+async fn get_clinic_hours(
     /// Day of the week, e.g. "monday". Omit for the whole week.
     day: Option<Weekday>,
 ) -> Value {
