@@ -20,6 +20,7 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
+const MANUAL: &str = "manual";
 
 const KEYS: &[&str] = &[
     NAME,
@@ -34,6 +35,7 @@ const KEYS: &[&str] = &[
     DESTRUCTIVE,
     IDEMPOTENT,
     OPEN_WORLD,
+    MANUAL,
 ];
 const RISKS: &[&str] = &["low", "medium", "high", "critical"];
 
@@ -58,6 +60,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) destructive: Option<Span>,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
+    /// Not registered through `inventory`; the application registers it with a permission.
+    pub(crate) manual: bool,
     seen: Vec<String>,
     unknown_keys: bool,
     malformed: bool,
@@ -93,7 +97,8 @@ impl ToolAttrs {
     /// Whether a missing `permission` is worth its own error: not when the key was written
     /// (with a wrong value), misspelled, or the attribute could not be read.
     pub(crate) fn permission_truly_missing(&self) -> bool {
-        self.permission.is_none()
+        !self.manual
+            && self.permission.is_none()
             && !self.seen.iter().any(|key| key == PERMISSION)
             && !self.unknown_keys
             && !self.malformed
@@ -184,6 +189,7 @@ impl ToolAttrs {
             DESTRUCTIVE => self.destructive = flag(cx, meta, &key)?,
             IDEMPOTENT => self.idempotent = flag(cx, meta, &key)?.is_some(),
             OPEN_WORLD => self.open_world = flag(cx, meta, &key)?.is_some(),
+            MANUAL => self.manual = flag(cx, meta, &key)?.is_some(),
             _ => unreachable!("every key in KEYS is handled"),
         }
         Ok(())

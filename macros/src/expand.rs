@@ -228,66 +228,86 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
         .map(|argument| argument.json_key())
         .collect();
 
+    let items = quote! {
+        #[allow(dead_code, clippy::all)]
+        fn __assertions() {
+            #(#parameter_checks)*
+        }
+
+        #[derive(::toolgate::__private::serde::Deserialize, ::toolgate::__private::schemars::JsonSchema)]
+        #[serde(crate = "::toolgate::__private::serde", deny_unknown_fields)]
+        #[schemars(crate = "::toolgate::__private::schemars")]
+        #[allow(non_camel_case_types, dead_code)]
+        struct __ToolArguments {
+            #(#field_defs)*
+        }
+
+        fn __invoke(
+            __context: ::toolgate::ToolContext,
+            __arguments: ::toolgate::__private::serde_json::Value,
+        ) -> ::toolgate::ToolFuture {
+            #invoke_body
+        }
+
+        fn __output_schema() -> ::core::option::Option<::toolgate::__private::serde_json::Value> {
+            #[allow(unused_imports)]
+            use ::toolgate::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
+            (&::toolgate::__private::OutputProbe::<#ok_type>::new()).output_schema()
+        }
+
+        fn __requirements() -> ::std::vec::Vec<::toolgate::StateRequirement> {
+            let mut __requirements = ::std::vec::Vec::new();
+            #(__requirements.extend(<#context_types as ::toolgate::FromContext>::requirement());)*
+            __requirements
+        }
+    };
+    let record = quote! {
+        ::toolgate::__private::StaticTool {
+            name: #name,
+            title: #title,
+            description: #description,
+            group: #group,
+            tags: &[#(#tags),*],
+            permission: #permission,
+            risk: ::toolgate::Risk::#risk,
+            hints: ::toolgate::Hints {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            },
+            timeout_ms: #timeout,
+            secrets: &[#(#secrets),*],
+            file: ::core::file!(),
+            line: #line,
+            input_schema: ::toolgate::__private::input_schema::<__ToolArguments>,
+            output_schema: __output_schema,
+            requirements: __requirements,
+            invoke: __invoke,
+        }
+    };
+    if attrs.manual {
+        // Not registered: the application takes it with `<name>_tool()` and gives it a
+        // permission of its own.
+        let vis = &item.vis;
+        let constructor = format_ident!("{}_tool", fn_ident.unraw());
+        let doc = format!(
+            "The `{name}` tool, to register with a permission: `{constructor}().permission(\"role\")`."
+        );
+        return quote! {
+            #[doc = #doc]
+            #vis fn #constructor() -> ::toolgate::ToolTemplate {
+                #items
+                static __TOOL: ::toolgate::__private::StaticTool = #record;
+                ::toolgate::ToolTemplate::from_static(&__TOOL)
+            }
+        };
+    }
     quote! {
         #[doc(hidden)]
         const _: () = {
-            #[allow(dead_code, clippy::all)]
-            fn __assertions() {
-                #(#parameter_checks)*
-            }
-
-            #[derive(::toolgate::__private::serde::Deserialize, ::toolgate::__private::schemars::JsonSchema)]
-            #[serde(crate = "::toolgate::__private::serde", deny_unknown_fields)]
-            #[schemars(crate = "::toolgate::__private::schemars")]
-            #[allow(non_camel_case_types, dead_code)]
-            struct __ToolArguments {
-                #(#field_defs)*
-            }
-
-            fn __invoke(
-                __context: ::toolgate::ToolContext,
-                __arguments: ::toolgate::__private::serde_json::Value,
-            ) -> ::toolgate::ToolFuture {
-                #invoke_body
-            }
-
-            fn __output_schema() -> ::core::option::Option<::toolgate::__private::serde_json::Value> {
-                #[allow(unused_imports)]
-                use ::toolgate::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
-                (&::toolgate::__private::OutputProbe::<#ok_type>::new()).output_schema()
-            }
-
-            fn __requirements() -> ::std::vec::Vec<::toolgate::StateRequirement> {
-                let mut __requirements = ::std::vec::Vec::new();
-                #(__requirements.extend(<#context_types as ::toolgate::FromContext>::requirement());)*
-                __requirements
-            }
-
-            ::toolgate::__private::inventory::submit! {
-                ::toolgate::__private::StaticTool {
-                    name: #name,
-                    title: #title,
-                    description: #description,
-                    group: #group,
-                    tags: &[#(#tags),*],
-                    permission: #permission,
-                    risk: ::toolgate::Risk::#risk,
-                    hints: ::toolgate::Hints {
-                        read_only: #read_only,
-                        destructive: #destructive,
-                        idempotent: #idempotent,
-                        open_world: #open_world,
-                    },
-                    timeout_ms: #timeout,
-                    secrets: &[#(#secrets),*],
-                    file: ::core::file!(),
-                    line: #line,
-                    input_schema: ::toolgate::__private::input_schema::<__ToolArguments>,
-                    output_schema: __output_schema,
-                    requirements: __requirements,
-                    invoke: __invoke,
-                }
-            }
+            #items
+            ::toolgate::__private::inventory::submit! { #record }
         };
     }
 }

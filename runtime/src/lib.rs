@@ -61,6 +61,7 @@ pub mod policy;
 mod registry;
 mod roles;
 mod static_tool;
+mod template;
 mod tool;
 mod validation;
 
@@ -78,6 +79,7 @@ pub use registry::{
     ToolList,
 };
 pub use roles::Roles;
+pub use template::{ConfiguredTool, ToolTemplate};
 pub use tool::{FnTool, Tool, ToolFuture, ToolResult};
 
 /// Turns a function into a registered tool. See the crate documentation and the README

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::ToolContext;
+use crate::context::{StateRequirement, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 
@@ -49,6 +49,11 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs one call with arguments that already passed the input schema.
     fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture;
+
+    /// The application state the tool needs (checked when it is registered).
+    fn requirements(&self) -> Vec<StateRequirement> {
+        Vec::new()
+    }
 }
 
 type Handler = dyn Fn(ToolContext, Value) -> ToolFuture + Send + Sync;

@@ -282,8 +282,8 @@ impl RegistryBuilder {
         }
         candidates.extend(self.tools.into_iter().map(|tool| Candidate {
             definition: tool.definition(),
+            requirements: tool.requirements(),
             handler: Handler::Dynamic(tool),
-            requirements: Vec::new(),
         }));
         let rules = Rules {
             roles: &self.roles,

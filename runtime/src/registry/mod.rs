@@ -330,8 +330,8 @@ impl Registry {
         let tool: Arc<dyn Tool> = Arc::new(tool);
         let candidate = Candidate {
             definition: tool.definition(),
+            requirements: tool.requirements(),
             handler: Handler::Dynamic(tool),
-            requirements: Vec::new(),
         };
         self.change(|entries| (entries, vec![candidate]))
     }
