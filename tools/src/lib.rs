@@ -25,7 +25,7 @@
 //! | [`tasks`] | `create_task`, `list_tasks`, `complete_task` | [`tasks::TaskStore`] |
 
 pub mod files;
-// pub mod programs;
-// pub mod system;
-// pub mod tasks;
-// pub mod web;
+pub mod programs;
+pub mod system;
+pub mod tasks;
+pub mod web;

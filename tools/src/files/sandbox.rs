@@ -123,6 +123,30 @@ impl Sandbox {
         Ok((root, rest.iter().collect()))
     }
 
+    /// The real path of a folder inside the sandbox (for a program's working directory),
+    /// checked to be a directory reachable inside the sandbox.
+    pub(crate) fn directory(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let (root, relative) = self.resolve(path)?;
+        let shown = self.display(root, &relative);
+        if !relative.as_os_str().is_empty() {
+            let metadata = root
+                .dir
+                .metadata(&relative)
+                .map_err(|error| io_error(&shown, error))?;
+            let link = root
+                .dir
+                .symlink_metadata(&relative)
+                .map_err(|error| io_error(&shown, error))?;
+            if !metadata.is_dir() || link.is_symlink() {
+                return Err(super::error::coded(
+                    "not_a_directory",
+                    format!("`{shown}` is not a directory"),
+                ));
+            }
+        }
+        Ok(root.path.join(relative))
+    }
+
     /// A path for messages: the root's name and the relative path.
     pub(crate) fn display(&self, root: &Root, relative: &Path) -> String {
         let relative = relative.to_string_lossy();

@@ -1,0 +1,122 @@
+//! Running programs from an allowlist: no shell, arguments as a list, a working directory
+//! inside the sandbox, a timeout and an output cap. Critical risk: the default policy asks
+//! a person first.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use toolgate::prelude::*;
+
+use crate::files::Sandbox;
+
+/// What `run_command` may run and how.
+#[derive(Debug, Clone)]
+pub struct CommandConfig {
+    /// Program names (looked up on `PATH`) or absolute paths that may be run. Nothing else.
+    pub allowed: Vec<String>,
+    /// Time limit of one run (default 30 s); the program is killed after it.
+    pub timeout: Duration,
+    /// Most bytes kept of stdout and of stderr each (default 64 KiB).
+    pub max_output_bytes: usize,
+}
+
+impl CommandConfig {
+    /// Allows exactly these programs.
+    pub fn allow<I, S>(programs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        CommandConfig {
+            allowed: programs.into_iter().map(Into::into).collect(),
+            timeout: Duration::from_secs(30),
+            max_output_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Run an allowed program with arguments (no shell: `|`, `;`, `$()` are plain text) in a
+/// folder of the sandbox, and report its exit code and output.
+#[tool(manual, group = "programs", risk = "critical", open_world)]
+pub async fn run_command(
+    /// The program's name, e.g. "git"; it must be on the application's allowlist.
+    program: String,
+    /// Its arguments, one string each.
+    #[serde(default)]
+    args: Vec<String>,
+    /// Working folder, relative to the sandbox ("." by default).
+    cwd: Option<String>,
+    #[ctx] config: State<CommandConfig>,
+    #[ctx] sandbox: State<Sandbox>,
+) -> Result<Value, ToolError> {
+    if !config.allowed.iter().any(|allowed| *allowed == program) {
+        return Err(ToolError::new(
+            "program_not_allowed",
+            format!(
+                "`{program}` is not on the allowlist; allowed: {}",
+                config.allowed.join(", ")
+            ),
+        ));
+    }
+    let directory = sandbox.directory(cwd.as_deref().unwrap_or("."))?;
+    let mut child = Command::new(&program)
+        .args(&args)
+        .current_dir(&directory)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| {
+            ToolError::execution(format!("`{program}` could not be started: {error}"))
+        })?;
+    let cap = config.max_output_bytes;
+    let stdout = read_capped(child.stdout.take(), cap);
+    let stderr = read_capped(child.stderr.take(), cap);
+    let run = async {
+        let (stdout, stderr, status) = tokio::join!(stdout, stderr, child.wait());
+        (stdout, stderr, status)
+    };
+    let Ok((stdout, stderr, status)) = tokio::time::timeout(config.timeout, run).await else {
+        return Err(ToolError::new(
+            ErrorCode::Timeout,
+            format!(
+                "`{program}` did not finish within {} s and was stopped",
+                config.timeout.as_secs_f64()
+            ),
+        ));
+    };
+    let status =
+        status.map_err(|error| ToolError::execution(format!("`{program}` failed: {error}")))?;
+    Ok(json!({
+        "exit_code": status.code(),
+        "success": status.success(),
+        "stdout": stdout.0,
+        "stdout_truncated": stdout.1,
+        "stderr": stderr.0,
+        "stderr_truncated": stderr.1,
+    }))
+}
+
+/// Reads a stream to the end, keeping at most `cap` bytes (the rest is drained, so the
+/// program is not blocked on a full pipe).
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (String, bool) {
+    let Some(mut stream) = stream else {
+        return (String::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let mut truncated = false;
+    while let Ok(read) = stream.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        let room = cap.saturating_sub(kept.len());
+        kept.extend_from_slice(&buffer[..read.min(room)]);
+        truncated |= read > room;
+    }
+    (String::from_utf8_lossy(&kept).into_owned(), truncated)
+}
