@@ -99,7 +99,10 @@ impl ToolAttrs {
     pub(crate) fn permission_truly_missing(&self) -> bool {
         !self.manual
             && self.permission.is_none()
-            && !self.seen.iter().any(|key| key == PERMISSION)
+            && !self
+                .seen
+                .iter()
+                .any(|key| key == PERMISSION || key == MANUAL)
             && !self.unknown_keys
             && !self.malformed
     }

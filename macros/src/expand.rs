@@ -94,7 +94,7 @@ fn generate(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn, function: &ToolFn) -> T
         if attrs.permission_truly_missing() {
             cx.syn_error(syn::Error::new(
             Span::call_site(),
-            format!("tool `{name}` has no `permission`: add `permission = \"<role>\"` naming the lowest role that may see and call it"),
+            format!("tool `{name}` has no `permission`: add `permission = \"<role>\"` naming the lowest role that may see and call it (or mark it `manual` to let the application give it one)"),
             ));
         }
         String::new()

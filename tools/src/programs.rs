@@ -52,7 +52,7 @@ pub async fn run_command(
     #[ctx] config: State<CommandConfig>,
     #[ctx] sandbox: State<Sandbox>,
 ) -> Result<Value, ToolError> {
-    if !config.allowed.iter().any(|allowed| *allowed == program) {
+    if !config.allowed.contains(&program) {
         return Err(ToolError::new(
             "program_not_allowed",
             format!(

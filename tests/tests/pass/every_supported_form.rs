@@ -136,6 +136,12 @@ fn secrets(
     user.len() + password.len() + api_key.len()
 }
 
+/// Not registered by itself: the application gives it a permission.
+#[tool(manual, read_only)]
+pub fn manual_echo(text: String) -> String {
+    text
+}
+
 /// Mutable bindings are fine.
 #[tool(permission = "public")]
 fn mutable(mut count: u32) -> u32 {
@@ -204,6 +210,16 @@ async fn main() {
     assert_eq!(get("add").output_schema, Some(json!({"type": "integer", "format": "int64"})));
 
     assert_eq!(get("secrets").secret_arguments, ["password", "apiKey"]);
+    assert!(registry.definition(&staff, "manual_echo").is_none(), "manual tools are not linked");
+    let with_manual = Registry::builder()
+        .roles(["public", "staff"])
+        .state(Database { rows: 3 })
+        .tool(manual_echo_tool().permission("staff"))
+        .build()
+        .unwrap();
+    let echoed = with_manual.call(&staff, ToolCall::new("m", "manual_echo", json!({"text": "hi"}))).await;
+    assert_eq!(echoed.result.unwrap(), "hi");
+    assert!(with_manual.definition(&Caller::new("p", "public"), "manual_echo").is_none());
     assert!(get("add").secret_arguments.is_empty());
 
     // The functions stay ordinary functions.
