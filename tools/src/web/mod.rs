@@ -86,8 +86,6 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
     let mut url = Url::parse(address).map_err(|error| {
         ToolError::invalid_arguments(format!("`{address}` is not a URL: {error}"))
     })?;
-    // One crypto provider for the process; a second install attempt is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     for _ in 0..=config.max_redirects {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(refused(&url, "only http and https addresses are fetched"));
