@@ -2,3 +2,35 @@
 //! `tests/pass`), the integration tests in `tests/`, and the README's examples, which are
 //! compiled and run as this crate's doc tests.
 #![doc = include_str!("../../README.md")]
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Runs `work` with a `tracing` subscriber that writes into a string, and returns what
+/// `work` returned with everything it logged.
+pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, work);
+    let log = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(PoisonError::into_inner))
+        .into_owned();
+    (result, log)
+}

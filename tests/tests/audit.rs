@@ -12,6 +12,7 @@ use toolgate::audit::{
 };
 use toolgate::policy::PolicyMode;
 use toolgate::prelude::*;
+use toolgate_tests::capture_logs;
 
 /// Log in to a service.
 #[tool(permission = "user", read_only)]
@@ -348,24 +349,7 @@ fn a_torn_last_line_is_detected_and_cut_off_on_reopening() {
 
 #[test]
 fn the_tracing_sink_emits_one_event_per_record() {
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
+    let ((), log) = capture_logs(|| {
         TracingSink.record(&AuditRecord {
             time_ms: 1,
             caller: "alice".into(),
@@ -379,7 +363,6 @@ fn the_tracing_sink_emits_one_event_per_record() {
             duration_ms: 0.1,
         });
     });
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert_eq!(log.lines().count(), 1);
     assert!(log.contains("toolgate::audit"), "{log}");
     assert!(
