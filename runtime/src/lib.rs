@@ -57,6 +57,8 @@ pub mod formats;
 #[cfg(feature = "axum")]
 pub mod http;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod policy;
 mod registry;
 mod roles;

@@ -1,0 +1,80 @@
+"""An MCP client on the official Python SDK, driving a toolgate server.
+
+Usage: client.py stdio <server command> [args...]   |   client.py http <url> [token]
+Prints one JSON object with what it saw.
+"""
+
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def content_text(result):
+    return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def exercise(client):
+    report = {}
+    listed, cursor, pages = [], None, 0
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        pages += 1
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    report["pages"] = pages
+
+    class Listing:
+        tools = listed
+
+    tools = Listing
+    report["tools"] = sorted(tool.name for tool in tools.tools)
+    report["annotations"] = {
+        tool.name: tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+        for tool in tools.tools
+    }
+    report["output_schemas"] = {
+        tool.name: tool.output_schema for tool in tools.tools if tool.output_schema is not None
+    }
+    added = await client.call_tool("add", {"a": 2, "b": 40})
+    report["add"] = {"is_error": added.is_error, "text": content_text(added), "structured": added.structured_content}
+    who = await client.call_tool("whoami", {})
+    report["whoami"] = content_text(who)
+    invalid = await client.call_tool("add", {"a": "two", "b": 40})
+    report["invalid"] = {"is_error": invalid.is_error, "text": content_text(invalid)}
+    if "reverse_text" in report["tools"]:
+        too_long = await client.call_tool("reverse_text", {"text": "x" * 500})
+        report["too_long"] = {"is_error": too_long.is_error, "text": content_text(too_long)}
+    for name in ["no_such_tool", "reverse_text", "get_device_info"]:
+        if name in report["tools"]:
+            continue
+        try:
+            await client.call_tool(name, {})
+            report.setdefault("unknown", {})[name] = "answered"
+        except MCPError as error:
+            report.setdefault("unknown", {})[name] = f"protocol error: {error}"
+    return report
+
+
+async def main():
+    mode = sys.argv[1]
+    if mode == "stdio":
+        server = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        async with Client(server) as client:
+            report = await exercise(client)
+    else:
+        url = sys.argv[2]
+        headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                report = await exercise(client)
+    print(json.dumps(report))
+
+
+asyncio.run(main())

@@ -1,0 +1,14 @@
+//! Serving a registry over MCP (feature `mcp`), on the official Rust SDK `rmcp`: over stdio
+//! for one configured caller, or over Streamable HTTP with the caller of each request taken
+//! from the application's [`Authenticate`](crate::http::Authenticate) hook.
+//!
+//! `tools/list` shows the caller's tools only (paginated), with `title`, `annotations`,
+//! object-rooted `outputSchema`; `tools/call` runs through the registry (validation, policy,
+//! audit) and answers argument and execution errors as results with `isError: true`, so a
+//! model can read and fix them; an unknown or hidden tool is a protocol error. A client's
+//! cancellation notification cancels the running call, and
+//! `notifications/tools/list_changed` follows every run-time change of the registry.
+
+mod server;
+
+pub use server::{McpServer, http_service, serve_stdio};

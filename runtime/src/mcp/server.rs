@@ -1,0 +1,179 @@
+//! The `rmcp` server handler over a [`Registry`].
+
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::call::ToolCall;
+use crate::caller::Caller;
+use crate::formats::{Format, mcp};
+use crate::http::Authenticate;
+use crate::registry::Registry;
+
+/// Tools per `tools/list` page.
+const PAGE_SIZE: usize = 100;
+
+/// Where the caller of a request comes from.
+#[derive(Clone)]
+enum Callers {
+    /// One caller for the whole connection (stdio).
+    Fixed(Caller),
+    /// The application's authentication, per HTTP request.
+    Authenticated(Arc<dyn Authenticate>),
+}
+
+/// A registry as an MCP server.
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Registry,
+    callers: Callers,
+    page_size: usize,
+}
+
+impl McpServer {
+    /// Serves `registry` to one caller (e.g. the local user of a stdio server).
+    pub fn for_caller(registry: Registry, caller: Caller) -> Self {
+        McpServer {
+            registry,
+            callers: Callers::Fixed(caller),
+            page_size: PAGE_SIZE,
+        }
+    }
+
+    /// Tools per `tools/list` page (default 100).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        match &self.callers {
+            Callers::Fixed(caller) => Ok(caller.clone()),
+            Callers::Authenticated(auth) => {
+                let parts = context.extensions.get::<Parts>().ok_or_else(|| {
+                    ErrorData::internal_error("the HTTP request is not available", None)
+                })?;
+                auth.authenticate(parts)
+                    .await
+                    .map_err(|error| ErrorData::invalid_request(error.message, None))
+            }
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller(&context).await?;
+        let tools = self.registry.export(&caller, Format::Mcp);
+        let all = tools.as_array().map(Vec::as_slice).unwrap_or_default();
+        let start = match request.and_then(|request| request.cursor) {
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= all.len())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(format!("invalid cursor \"{cursor}\""), None)
+                })?,
+            None => 0,
+        };
+        let end = (start + self.page_size).min(all.len());
+        // `resultType` is required on protocol 2026-07-28; rmcp drops it for older peers.
+        let mut page = json!({ "resultType": "complete", "tools": &all[start..end] });
+        if end < all.len() {
+            page["nextCursor"] = json!(end.to_string());
+        }
+        serde_json::from_value(page)
+            .map_err(|error| ErrorData::internal_error(format!("tool list: {error}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller(&context).await?;
+        let Some(definition) = self.registry.definition(&caller, &request.name) else {
+            // Hidden tools answer exactly like unknown ones.
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {}", request.name),
+                None,
+            ));
+        };
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
+        let outcome = self
+            .registry
+            .call_with_cancel(&caller, call, context.ct.clone())
+            .await;
+        let mut result = mcp::call_tool_result(&outcome, Some(&definition));
+        result["resultType"] = json!("complete");
+        let result: CallToolResult = serde_json::from_value(result)
+            .map_err(|error| ErrorData::internal_error(format!("tool result: {error}"), None))?;
+        Ok(result.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Tell this client whenever tools are added or removed at run time.
+        let mut changes = self.registry.changes();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Serves `registry` over stdin/stdout for `caller` until the client disconnects.
+pub async fn serve_stdio(
+    registry: Registry,
+    caller: Caller,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = McpServer::for_caller(registry, caller)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+/// A Streamable HTTP MCP endpoint, as a tower service to mount in an axum router
+/// (`Router::new().nest_service("/mcp", http_service(registry, auth))`). Each request's
+/// caller comes from `auth`.
+pub fn http_service(
+    registry: Registry,
+    auth: impl Authenticate,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let server = McpServer {
+        registry,
+        callers: Callers::Authenticated(Arc::new(auth)),
+        page_size: PAGE_SIZE,
+    };
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::default(),
+        StreamableHttpServerConfig::default(),
+    )
+}
