@@ -8,7 +8,11 @@
 //! model can read and fix them; an unknown or hidden tool is a protocol error. A client's
 //! cancellation notification cancels the running call, and
 //! `notifications/tools/list_changed` follows every run-time change of the registry.
+//!
+//! [`McpImport`] goes the other way: it imports the tools of external MCP servers.
 
+mod client;
 mod server;
 
+pub use client::{ImportedServer, ImportedTool, McpImport, McpImportError};
 pub use server::{McpServer, http_service, serve_stdio};

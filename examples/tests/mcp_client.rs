@@ -1,0 +1,270 @@
+//! Importing the tools of real external MCP servers: a Python server on the official SDK over
+//! stdio, and this repository's own server binary over Streamable HTTP.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use toolgate::mcp::McpImport;
+use toolgate::policy::PolicyMode;
+use toolgate::prelude::*;
+use toolgate::{ErrorCode, Risk};
+
+#[path = "mcp/python.rs"]
+mod python;
+
+fn external_server() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/external_server.py")
+}
+
+struct Lab {
+    registry: Registry,
+    calls: PathBuf,
+    _directory: TempDir,
+}
+
+impl Lab {
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.calls)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> ToolOutcome {
+        self.registry
+            .call(
+                &Caller::new("s", "staff"),
+                ToolCall::new("1", tool, arguments),
+            )
+            .await
+    }
+}
+
+async fn lab(configure: impl FnOnce(McpImport) -> McpImport) -> Lab {
+    let directory = TempDir::new().unwrap();
+    let calls = directory.path().join("calls.txt");
+    let import = McpImport::command(
+        "lab",
+        python::python().to_string_lossy(),
+        [external_server().to_string_lossy()],
+    )
+    .env("CALLS_FILE", calls.to_string_lossy())
+    .permission("staff");
+    let server = configure(import)
+        .connect()
+        .await
+        .expect("the lab server starts");
+    let mut builder = Registry::builder()
+        .roles(["public", "staff"])
+        .linked_tools(false)
+        .policy_mode(PolicyMode::Auto);
+    for tool in server.tools() {
+        builder = builder.tool(tool);
+    }
+    Lab {
+        registry: builder.build().unwrap(),
+        calls,
+        _directory: directory,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_imported_with_names_permission_filters_and_risk() {
+    let lab = lab(|import| import.deny(["secret"])).await;
+    let staff = Caller::new("s", "staff");
+    let names: Vec<String> = lab
+        .registry
+        .visible_to(&staff)
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mcp_lab_crash",
+            "mcp_lab_echo",
+            "mcp_lab_fail",
+            "mcp_lab_hang",
+            "mcp_lab_wipe"
+        ]
+    );
+    assert!(
+        lab.registry
+            .visible_to(&Caller::new("p", "public"))
+            .is_empty(),
+        "the permission applies"
+    );
+    let echo = lab.registry.definition(&staff, "mcp_lab_echo").unwrap();
+    assert_eq!(echo.description, "Repeat a text.");
+    assert!(echo.hints.read_only && !echo.hints.destructive && !echo.hints.open_world);
+    assert_eq!(echo.risk, Risk::Low);
+    let wipe = lab.registry.definition(&staff, "mcp_lab_wipe").unwrap();
+    assert!(wipe.hints.destructive);
+    assert_eq!(wipe.risk, Risk::High);
+    let crash = lab.registry.definition(&staff, "mcp_lab_crash").unwrap();
+    assert!(
+        crash.hints.destructive && crash.hints.open_world,
+        "MCP's defaults: unannotated tools may be destructive"
+    );
+
+    let only = lab_with_allowlist().await;
+    let names: Vec<String> = only
+        .registry
+        .visible_to(&staff)
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(names, ["remote-echo"]);
+}
+
+async fn lab_with_allowlist() -> Lab {
+    lab(|import| import.allow(["echo"]).prefix("remote-")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_are_validated_before_forwarding_and_answered() {
+    let lab = lab(|import| import).await;
+    let echoed = lab
+        .call("mcp_lab_echo", json!({"text": "hi", "times": 2}))
+        .await;
+    assert_eq!(echoed.result.unwrap(), json!({"result": "hi hi"}));
+    let invalid = lab.call("mcp_lab_echo", json!({"text": 5})).await;
+    assert_eq!(invalid.error().unwrap().code, ErrorCode::InvalidArguments);
+    assert_eq!(
+        lab.calls(),
+        ["echo"],
+        "the invalid call never reached the server"
+    );
+    let failed = lab.call("mcp_lab_fail", json!({})).await;
+    let error = failed.error().unwrap();
+    assert_eq!(error.code, ErrorCode::ExecutionFailed);
+    // The server's own error text is forwarded (this SDK hides the exception's message).
+    assert!(
+        error.message.contains("Error executing tool fail"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_imported_tools_need_approval_by_default() {
+    let directory = TempDir::new().unwrap();
+    let calls = directory.path().join("calls.txt");
+    let server = McpImport::command(
+        "lab",
+        python::python().to_string_lossy(),
+        [external_server().to_string_lossy()],
+    )
+    .env("CALLS_FILE", calls.to_string_lossy())
+    .permission("staff")
+    .connect()
+    .await
+    .unwrap();
+    let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
+    for tool in server.tools() {
+        builder = builder.tool(tool);
+    }
+    let registry = builder.build().unwrap();
+    let outcome = registry
+        .call(
+            &Caller::new("s", "staff"),
+            ToolCall::new("1", "mcp_lab_wipe", json!({"target": "disk"})),
+        )
+        .await;
+    assert_eq!(outcome.error().unwrap().code, ErrorCode::ApprovalRequired);
+    assert!(!calls.exists() || std::fs::read_to_string(&calls).unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_server_gives_a_clear_error_and_is_restarted() {
+    let lab = lab(|import| import).await;
+    let crashed = lab.call("mcp_lab_crash", json!({})).await;
+    let error = crashed.error().unwrap();
+    assert_eq!(error.code.as_str(), "server_unavailable", "{error}");
+    assert!(
+        error.message.contains("MCP server `lab`") && error.message.contains("restarted"),
+        "{}",
+        error.message
+    );
+    let again = lab.call("mcp_lab_echo", json!({"text": "back"})).await;
+    assert_eq!(again.result.unwrap(), json!({"result": "back"}));
+    assert_eq!(lab.calls(), ["crash", "echo"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_server_times_out_and_is_restarted() {
+    let lab = lab(|import| import.call_timeout(Duration::from_millis(1500))).await;
+    let hung = lab.call("mcp_lab_hang", json!({})).await;
+    let error = hung.error().unwrap();
+    assert_eq!(error.code, ErrorCode::Timeout, "{error}");
+    assert!(
+        error.message.contains("did not answer within 1.5 s"),
+        "{}",
+        error.message
+    );
+    let again = lab.call("mcp_lab_echo", json!({"text": "alive"})).await;
+    assert_eq!(again.result.unwrap(), json!({"result": "alive"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_is_imported_with_its_own_authentication() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let sandbox = TempDir::new().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_server"))
+        .args(["--http", "127.0.0.1:0"])
+        .env("MCP_SANDBOX", sandbox.path())
+        .env("MCP_TASKS_DB", sandbox.path().join("tasks.db"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.split_once("Streamable HTTP on ")
+                .map(|(_, url)| url.trim().to_owned())
+        })
+        .unwrap();
+    std::thread::spawn(move || lines.for_each(drop));
+    let remote = McpImport::http("box", &url)
+        .bearer_token("user-token")
+        .permission("staff")
+        .allow(["add", "whoami"])
+        .connect()
+        .await;
+    let remote = match remote {
+        Ok(remote) => remote,
+        Err(error) => {
+            let _ = child.kill();
+            panic!("{error}");
+        }
+    };
+    let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
+    for tool in remote.tools() {
+        builder = builder.tool(tool);
+    }
+    let registry = builder.build().unwrap();
+    let staff = Caller::new("s", "staff");
+    let added = registry
+        .call(
+            &staff,
+            ToolCall::new("1", "mcp_box_add", json!({"a": 1, "b": 2})),
+        )
+        .await;
+    let who = registry
+        .call(&staff, ToolCall::new("2", "mcp_box_whoami", json!({})))
+        .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(added.result.unwrap(), json!({"result": 3}));
+    assert_eq!(
+        who.result.unwrap(),
+        json!({"result": "user-1 (user)"}),
+        "the remote server saw our token's caller"
+    );
+}
