@@ -11,8 +11,9 @@ use toolgate::policy::PolicyMode;
 use toolgate::prelude::*;
 use toolgate::{ErrorCode, Risk};
 
-#[path = "mcp/python.rs"]
-mod python;
+#[path = "mcp/support.rs"]
+mod support;
+use support::{python, start_http};
 
 fn external_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/external_server.py")
@@ -48,7 +49,7 @@ async fn lab(configure: impl FnOnce(McpImport) -> McpImport) -> Lab {
     let calls = directory.path().join("calls.txt");
     let import = McpImport::command(
         "lab",
-        python::python().to_string_lossy(),
+        python().to_string_lossy(),
         [external_server().to_string_lossy()],
     )
     .env("CALLS_FILE", calls.to_string_lossy())
@@ -155,7 +156,7 @@ async fn destructive_imported_tools_need_approval_by_default() {
     let calls = directory.path().join("calls.txt");
     let server = McpImport::command(
         "lab",
-        python::python().to_string_lossy(),
+        python().to_string_lossy(),
         [external_server().to_string_lossy()],
     )
     .env("CALLS_FILE", calls.to_string_lossy())
@@ -211,39 +212,16 @@ async fn a_hung_server_times_out_and_is_restarted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_is_imported_with_its_own_authentication() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
     let sandbox = TempDir::new().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_server"))
-        .args(["--http", "127.0.0.1:0"])
-        .env("MCP_SANDBOX", sandbox.path())
-        .env("MCP_TASKS_DB", sandbox.path().join("tasks.db"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.split_once("Streamable HTTP on ")
-                .map(|(_, url)| url.trim().to_owned())
-        })
-        .unwrap();
-    std::thread::spawn(move || lines.for_each(drop));
+    let server = start_http(sandbox.path());
+    let url = server.url.clone();
     let remote = McpImport::http("box", &url)
         .bearer_token("user-token")
         .permission("staff")
         .allow(["add", "whoami"])
         .connect()
         .await;
-    let remote = match remote {
-        Ok(remote) => remote,
-        Err(error) => {
-            let _ = child.kill();
-            panic!("{error}");
-        }
-    };
+    let remote = remote.expect("the example server's tools are imported");
     let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
     for tool in remote.tools() {
         builder = builder.tool(tool);
@@ -259,8 +237,7 @@ async fn an_http_server_is_imported_with_its_own_authentication() {
     let who = registry
         .call(&staff, ToolCall::new("2", "mcp_box_whoami", json!({})))
         .await;
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     assert_eq!(added.result.unwrap(), json!({"result": 3}));
     assert_eq!(
         who.result.unwrap(),

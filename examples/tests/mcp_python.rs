@@ -1,16 +1,15 @@
 //! The MCP server against the official Python MCP SDK as the client (installed with pip into
 //! a virtual environment the test sets up), over stdio and Streamable HTTP.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
-#[path = "mcp/python.rs"]
-mod python;
-use python::python;
+#[path = "mcp/support.rs"]
+mod support;
+use support::{python, start_http};
 
 fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
@@ -133,41 +132,6 @@ fn stdio_public_caller_sees_only_public_tools() {
             .unwrap()
             .starts_with("protocol error: unknown tool")
     );
-}
-
-/// The server binary over HTTP on a free loopback port; killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_http(sandbox: &Path) -> HttpServer {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_server"))
-        .args(["--http", "127.0.0.1:0"])
-        .env("MCP_SANDBOX", sandbox)
-        .env("MCP_TASKS_DB", sandbox.join("tasks.db"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.split_once("Streamable HTTP on ")
-                .map(|(_, url)| url.trim().to_owned())
-        })
-        .expect("the server says where it listens");
-    // Keep draining its log, so the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    HttpServer { child, url }
 }
 
 #[test]
