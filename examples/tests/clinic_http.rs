@@ -31,13 +31,28 @@ async fn start() -> Server {
 }
 
 impl Server {
-    async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
-        let mut request = self.client.get(format!("{}{path}", self.base));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
+    /// Sends a request with an optional bearer token: the status, the content type, the JSON.
+    async fn send(
+        request: reqwest::RequestBuilder,
+        token: Option<&str>,
+    ) -> (StatusCode, Option<String>, Value) {
+        let request = match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        };
         let response = request.send().await.unwrap();
-        (response.status(), response.json().await.unwrap())
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned());
+        (status, content_type, response.json().await.unwrap())
+    }
+
+    async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
+        let (status, _, body) =
+            Self::send(self.client.get(format!("{}{path}", self.base)), token).await;
+        (status, body)
     }
 
     async fn post(
@@ -46,22 +61,14 @@ impl Server {
         token: Option<&str>,
         body: impl Into<reqwest::Body>,
     ) -> (StatusCode, Value) {
-        let mut request = self.client.post(format!("{}{path}", self.base)).body(body);
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned());
+        let request = self.client.post(format!("{}{path}", self.base)).body(body);
+        let (status, content_type, body) = Self::send(request, token).await;
         assert_eq!(
             content_type.as_deref(),
             Some("application/json"),
             "every answer is JSON ({status})"
         );
-        (status, response.json().await.unwrap())
+        (status, body)
     }
 
     async fn call(&self, token: Option<&str>, name: &str, arguments: Value) -> Value {

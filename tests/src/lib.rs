@@ -34,3 +34,23 @@ pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
         .into_owned();
     (result, log)
 }
+
+/// Connects an MCP client to toolgate's MCP server over an in-memory pipe, both on `rmcp`.
+pub async fn connect_in_memory<C: rmcp::ClientHandler>(
+    server: toolgate::mcp::McpServer,
+    client: C,
+) -> rmcp::service::RunningService<rmcp::RoleClient, C> {
+    use rmcp::ServiceExt;
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server
+            .serve(tokio::io::split(server_side))
+            .await
+            .expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    client
+        .serve(tokio::io::split(client_side))
+        .await
+        .expect("the client connects")
+}

@@ -5,10 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
+use toolgate_tests::connect_in_memory;
 
 static SAW_CANCELLATION: AtomicBool = AtomicBool::new(false);
 
@@ -29,16 +29,8 @@ async fn wait_for_cancellation(#[ctx] cancel: CancellationToken) -> &'static str
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_cancels_the_running_call() {
     let registry = Registry::builder().roles(["user"]).build().unwrap();
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     let server = McpServer::for_caller(registry, Caller::new("u", "user"));
-    tokio::spawn(async move {
-        let running = server
-            .serve(tokio::io::split(server_side))
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let client = ().serve(tokio::io::split(client_side)).await.expect("the client connects");
+    let client = connect_in_memory(server, ()).await;
     let call = client
         .peer()
         .call_tool_once(CallToolRequestParams::new("wait_for_cancellation"));

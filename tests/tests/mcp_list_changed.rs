@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
 use tokio::sync::Notify;
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 use toolgate::{FnTool, ToolDefinition};
+use toolgate_tests::connect_in_memory;
 
 #[derive(Clone)]
 struct Listener(Arc<Notify>);
@@ -28,20 +29,9 @@ async fn run_time_changes_notify_connected_clients() {
         .linked_tools(false)
         .build()
         .unwrap();
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
     let server = McpServer::for_caller(registry.clone(), Caller::new("u", "user"));
-    tokio::spawn(async move {
-        let running = server
-            .serve(tokio::io::split(server_side))
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
     let changed = Arc::new(Notify::new());
-    let client = Listener(Arc::clone(&changed))
-        .serve(tokio::io::split(client_side))
-        .await
-        .expect("the client connects");
+    let client = connect_in_memory(server, Listener(Arc::clone(&changed))).await;
     assert!(client.peer().list_all_tools().await.unwrap().is_empty());
 
     let definition = ToolDefinition::new(

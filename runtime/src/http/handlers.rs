@@ -97,12 +97,15 @@ pub(crate) async fn list_tools(
             ),
         ));
     };
-    let tools = if *format == Format::Canonical {
-        shared.registry.visible_json(&caller)
-    } else {
-        shared.registry.export(&caller, *format)
-    };
-    Ok(Json(json!({"tools": &*tools})).into_response())
+    let tools = shared.registry.export(&caller, *format);
+    // Serialized straight from the cached list, without copying it into a new value.
+    Ok(Json(ToolsBody { tools: &tools }).into_response())
+}
+
+/// The body of `GET /tools`.
+#[derive(serde::Serialize)]
+struct ToolsBody<'a> {
+    tools: &'a Value,
 }
 
 /// `POST /tools/call`

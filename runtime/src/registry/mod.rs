@@ -148,13 +148,10 @@ impl Registry {
         }
     }
 
-    /// [`visible_to`](Self::visible_to) as a JSON array, serialized once per role.
+    /// [`visible_to`](Self::visible_to) as a JSON array ([`Format::Canonical`]), serialized
+    /// once per role.
     pub fn visible_json(&self, caller: &Caller) -> Arc<Value> {
-        let snapshot = self.inner.snapshot.load();
-        match snapshot.view(self.rank(caller)) {
-            Some(view) => Arc::clone(&view.json),
-            None => Arc::new(Value::Array(Vec::new())),
-        }
+        self.export(caller, Format::Canonical)
     }
 
     /// [`visible_to`](Self::visible_to) in a provider's format, made once per role and format

@@ -59,10 +59,9 @@ pub(crate) struct Entry {
 #[derive(Default)]
 pub(crate) struct RoleView {
     pub(crate) tools: Arc<[Arc<ToolDefinition>]>,
-    pub(crate) json: Arc<Value>,
     /// Visible names, for the unknown-tool message.
     pub(crate) names: Arc<str>,
-    /// Provider formats of `tools`, each made on first request.
+    /// `tools` in each format (the canonical JSON included), each made on first request.
     exports: Mutex<HashMap<Format, Arc<Value>>>,
 }
 
@@ -257,8 +256,6 @@ fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {
         .filter(|entry| entry.rank <= rank)
         .map(|entry| Arc::clone(&entry.definition))
         .collect();
-    let plain: Vec<&ToolDefinition> = tools.iter().map(|tool| &**tool).collect();
-    let json = serde_json::to_value(plain).unwrap_or(Value::Null);
     let mut names: Vec<String> = tools
         .iter()
         .take(MAX_NAMED_TOOLS)
@@ -270,7 +267,6 @@ fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {
     RoleView {
         names: names.join(", ").into(),
         tools: tools.into(),
-        json: Arc::new(json),
         exports: Mutex::default(),
     }
 }

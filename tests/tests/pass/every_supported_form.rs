@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolgate::prelude::*;
-use toolgate::{Hints, StateRequirement};
+use toolgate::Hints;
 
 #[derive(Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -224,5 +224,4 @@ async fn main() {
 
     // The functions stay ordinary functions.
     assert_eq!(add(2, 2), 4);
-    let _: fn() -> Vec<StateRequirement> = Vec::new;
 }

@@ -3,10 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::refs::inline_all;
 use super::{
-    INEXPRESSIBLE, Incompatibility, check_format, escape, finish, for_each_subschema,
-    for_each_subschema_mut, keep_known_format, move_to_description, one_of_as_any_of,
+    INEXPRESSIBLE, Incompatibility, check_format, escape, for_each_subschema,
+    for_each_subschema_mut, inlined_view, keep_known_format, move_to_description, one_of_as_any_of,
 };
 
 /// String formats strict tool use accepts.
@@ -40,10 +39,7 @@ const MOVED: &[&str] = &[
 
 /// The strict-tool-use view of a canonical input schema, or every reason it cannot be strict.
 pub fn strict_schema(canonical: &Value) -> Result<Value, Vec<Incompatibility>> {
-    let mut schema = inline_all(canonical)?;
-    let mut problems = Vec::new();
-    transform(&mut schema, "", &mut problems);
-    finish(schema, problems, check_strict)
+    inlined_view(canonical, transform, check_strict)
 }
 
 fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) {

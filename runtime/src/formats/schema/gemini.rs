@@ -4,10 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::refs::inline_all;
 use super::{
-    INEXPRESSIBLE, Incompatibility, escape, finish, for_each_subschema, for_each_subschema_mut,
-    move_to_description, one_of_as_any_of,
+    INEXPRESSIBLE, Incompatibility, escape, for_each_subschema, for_each_subschema_mut,
+    inlined_view, move_to_description, one_of_as_any_of,
 };
 
 /// Keywords a Gemini `Schema` has.
@@ -47,10 +46,7 @@ const MOVED: &[&str] = &[
 
 /// The Gemini view of a canonical input schema, or every reason it cannot be shown to Gemini.
 pub fn declaration_schema(canonical: &Value) -> Result<Value, Vec<Incompatibility>> {
-    let mut schema = inline_all(canonical)?;
-    let mut problems = Vec::new();
-    transform(&mut schema, "", &mut problems);
-    finish(schema, problems, check)
+    inlined_view(canonical, transform, check)
 }
 
 fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) {

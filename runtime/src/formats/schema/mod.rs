@@ -262,6 +262,19 @@ pub(crate) const INEXPRESSIBLE: &[&str] = &[
     "additionalItems",
 ];
 
+/// A view built on the schema with every reference inlined: the transform, then
+/// [`finish`] with the provider's checker.
+pub(crate) fn inlined_view(
+    canonical: &Value,
+    transform: fn(&mut Value, &str, &mut Vec<Incompatibility>),
+    check: fn(&Value) -> Vec<Incompatibility>,
+) -> Result<Value, Vec<Incompatibility>> {
+    let mut schema = refs::inline_all(canonical)?;
+    let mut problems = Vec::new();
+    transform(&mut schema, "", &mut problems);
+    finish(schema, problems, check)
+}
+
 /// The result of a transform: its own findings if it had any (they say best what is wrong),
 /// otherwise whatever the provider's checker still finds in the result.
 pub(crate) fn finish(
