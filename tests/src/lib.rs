@@ -1,6 +1,6 @@
-//! Cross-crate tests of toolgate: the compile-fail and pass suites (`tests/ui`,
-//! `tests/pass`), the integration tests in `tests/`, and the README's examples, which are
-//! compiled and run as this crate's doc tests.
+//! Cross-crate tests of toolgate: the integration tests in `tests/`, and the README's
+//! examples, which are compiled and run as this crate's doc tests. The compile-fail and pass
+//! suites of `#[tool]` live in the `compile-suite` crate beside this one.
 #![doc = include_str!("../../README.md")]
 
 use std::io::Write;
