@@ -1,24 +1,30 @@
 //! The MCP server against the official Python MCP SDK as the client (installed with pip into
 //! a virtual environment the test sets up), over stdio and Streamable HTTP.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use axum::http::request::Parts;
+use serde_json::{Value, json};
 use tempfile::TempDir;
+use toolgate::prelude::*;
+use toolgate::{FnTool, ToolDefinition};
 
 #[path = "mcp/support.rs"]
 mod support;
 use support::{python, start_http};
 
-fn client_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(name)
 }
 
 /// Runs the Python client and returns its report.
 fn run_client(args: &[&str], sandbox: &Path) -> Value {
     let output = Command::new(python())
-        .arg(client_script())
+        .arg(script("client.py"))
         .args(args)
         .env("MCP_SANDBOX", sandbox)
         .env("MCP_TASKS_DB", sandbox.join("tasks.db"))
@@ -153,4 +159,75 @@ fn http_callers_come_from_the_authentication_hook() {
     );
     assert_eq!(admin["whoami"], "admin-1 (admin)");
     assert_eq!(admin["too_long"]["is_error"], true);
+}
+
+fn echo(name: &str, permission: &str) -> FnTool {
+    let definition = ToolDefinition::new(
+        name,
+        "Echo the arguments.",
+        permission,
+        json!({"type": "object", "properties": {}}),
+    );
+    FnTool::new(definition, |_, arguments| async move { Ok(arguments) })
+}
+
+/// A protocol 2026-07-28 client asks for `list_changed` with `subscriptions/listen`; it hears
+/// of a tool registered at run time, and then lists exactly the tools of its role.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listening_client_hears_of_run_time_changes() {
+    let registry = Registry::builder()
+        .roles(["public", "admin"])
+        .linked_tools(false)
+        .build()
+        .unwrap();
+    let everyone_public = |_: &Parts| Ok(Caller::new("anonymous", "public"));
+    let app = axum::Router::new().nest_service(
+        "/mcp",
+        toolgate::mcp::http_service(registry.clone(), everyone_public),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let mut client = Command::new(python)
+        .arg(script("listen.py"))
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client runs");
+    let mut stderr = client.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    let (first, lines) = tokio::task::spawn_blocking(move || (lines.next(), lines))
+        .await
+        .unwrap();
+    let first = first.and_then(Result::ok);
+    if first.as_deref() != Some("listening") {
+        let _ = client.kill();
+        panic!("no subscription: {first:?}\n{}", errors.join().unwrap());
+    }
+
+    registry.register(echo("admin_only", "admin")).unwrap();
+    registry.register(echo("for_everyone", "public")).unwrap();
+
+    let (report, status) = tokio::task::spawn_blocking(move || {
+        let report = lines.map_while(Result::ok).last();
+        (report, client.wait())
+    })
+    .await
+    .unwrap();
+    let errors = errors.join().unwrap();
+    assert!(status.unwrap().success(), "the client failed:\n{errors}");
+    let report: Value = serde_json::from_str(&report.unwrap_or_default())
+        .unwrap_or_else(|_| panic!("the client prints a JSON report:\n{errors}"));
+    assert_eq!(report["protocol"], "2026-07-28", "{report}");
+    assert_eq!(report["honored"], json!({"toolsListChanged": true}));
+    assert_eq!(report["event"], "ToolsListChanged");
+    assert_eq!(report["tools"], json!(["for_everyone"]));
 }

@@ -7,11 +7,15 @@
 //! audit) and answers argument and execution errors as results with `isError: true`, so a
 //! model can read and fix them; an unknown or hidden tool is a protocol error. A client's
 //! cancellation notification cancels the running call, and
-//! `notifications/tools/list_changed` follows every run-time change of the registry.
+//! `notifications/tools/list_changed` follows every run-time change of what the caller sees:
+//! on the connection for clients of the `initialize` handshake, and on a
+//! `subscriptions/listen` stream for clients of protocol 2026-07-28. Changes to tools above
+//! the caller's role are not announced.
 //!
 //! [`McpImport`] goes the other way: it imports the tools of external MCP servers.
 
 mod client;
+mod list_changes;
 mod server;
 
 pub use client::{ImportedServer, ImportedTool, McpImport, McpImportError};

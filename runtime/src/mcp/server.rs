@@ -1,13 +1,13 @@
 //! The `rmcp` server handler over a [`Registry`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -17,7 +17,9 @@ use crate::call::ToolCall;
 use crate::caller::Caller;
 use crate::formats::{Format, mcp};
 use crate::http::Authenticate;
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolsAsOf};
+
+use super::list_changes::notify_visible_changes;
 
 /// Tools per `tools/list` page.
 const PAGE_SIZE: usize = 100;
@@ -37,6 +39,10 @@ pub struct McpServer {
     registry: Registry,
     callers: Callers,
     page_size: usize,
+    /// The tools when a `subscriptions/listen` was last accepted and not yet started: its
+    /// acknowledgment goes out before [`ServerHandler::listen`] runs, and a change in between
+    /// must still be announced. One per session (see [`McpServer::for_session`]).
+    listen_accepted_at: Arc<Mutex<Option<ToolsAsOf>>>,
 }
 
 impl McpServer {
@@ -46,6 +52,15 @@ impl McpServer {
             registry,
             callers: Callers::Fixed(caller),
             page_size: PAGE_SIZE,
+            listen_accepted_at: Arc::default(),
+        }
+    }
+
+    /// A copy for a new session: same registry and callers, its own subscription state.
+    fn for_session(&self) -> Self {
+        McpServer {
+            listen_accepted_at: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -133,17 +148,65 @@ impl ServerHandler for McpServer {
         Ok(result.into())
     }
 
+    /// Clients of the `initialize` handshake (protocol revisions before 2026-07-28) get
+    /// `list_changed` on the connection from here on.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Tell this client whenever tools are added or removed at run time.
-        let mut changes = self.registry.changes();
-        let peer = context.peer;
-        tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
+        let caller = match &self.callers {
+            Callers::Fixed(caller) => caller.clone(),
+            Callers::Authenticated(auth) => {
+                let Some(parts) = context.extensions.get::<Parts>() else {
+                    return;
+                };
+                match auth.authenticate(parts).await {
+                    Ok(caller) => caller,
+                    Err(_) => return,
                 }
             }
+        };
+        let peer = context.peer;
+        tokio::spawn(notify_visible_changes(
+            self.registry.clone(),
+            caller,
+            self.registry.tools_now(),
+            move || {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            },
+        ));
+    }
+
+    /// Protocol 2026-07-28 clients ask for `list_changed` with `subscriptions/listen`; this
+    /// server offers tool list changes and nothing else.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Keep the oldest moment not yet taken: measuring from earlier can only announce a
+        // real change of the caller's own list, never miss one.
+        lock(&self.listen_accepted_at).get_or_insert_with(|| self.registry.tools_now());
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let since = lock(&self.listen_accepted_at)
+            .take()
+            .unwrap_or_else(|| self.registry.tools_now());
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        let caller = self.caller(subscription.request_context()).await?;
+        let sink = subscription.sink().clone();
+        let notifying = notify_visible_changes(self.registry.clone(), caller, since, move || {
+            let sink = sink.clone();
+            async move { sink.notify_tool_list_changed().await.is_ok() }
         });
+        // Ends when the client cancels the listen request or the connection closes.
+        tokio::select! {
+            () = subscription.cancelled() => {}
+            () = notifying => {}
+        }
+        Ok(())
     }
 }
 
@@ -170,10 +233,15 @@ pub fn http_service(
         registry,
         callers: Callers::Authenticated(Arc::new(auth)),
         page_size: PAGE_SIZE,
+        listen_accepted_at: Arc::default(),
     };
     StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         Arc::default(),
         StreamableHttpServerConfig::default(),
     )
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -34,6 +34,11 @@ use snapshot::{Candidate, Handler, Rules, Snapshot};
 /// The tools a caller may see, in name order. Cheap to clone.
 pub type ToolList = Arc<[Arc<ToolDefinition>]>;
 
+/// The registry's tools at one moment (run-time changes make new ones), to tell later what a
+/// caller saw then.
+#[derive(Clone)]
+pub(crate) struct ToolsAsOf(Arc<Snapshot>);
+
 /// Settings fixed at build time.
 pub(crate) struct Config {
     pub(crate) roles: Roles,
@@ -166,7 +171,25 @@ impl Registry {
     /// assert!(tools.is_array());
     /// ```
     pub fn export(&self, caller: &Caller, format: Format) -> Arc<Value> {
-        let snapshot = self.inner.snapshot.load();
+        self.export_from(&self.inner.snapshot.load(), caller, format)
+    }
+
+    /// The tools as they are now, for [`export_as_of`](Self::export_as_of) later.
+    pub(crate) fn tools_now(&self) -> ToolsAsOf {
+        ToolsAsOf(self.inner.snapshot.load_full())
+    }
+
+    /// [`export`](Self::export) as it was when `tools` was taken.
+    pub(crate) fn export_as_of(
+        &self,
+        tools: &ToolsAsOf,
+        caller: &Caller,
+        format: Format,
+    ) -> Arc<Value> {
+        self.export_from(&tools.0, caller, format)
+    }
+
+    fn export_from(&self, snapshot: &Snapshot, caller: &Caller, format: Format) -> Arc<Value> {
         match snapshot.view(self.rank(caller)) {
             Some(view) => view.export(format),
             None => Arc::new(Value::Array(Vec::new())),
