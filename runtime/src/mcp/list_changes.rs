@@ -7,7 +7,9 @@ use crate::formats::Format;
 use crate::registry::{Registry, ToolsAsOf};
 
 /// Calls `notify` whenever what `caller` sees differs from what it saw when `since` was
-/// taken, until `notify` answers `false` (the client is gone).
+/// taken, until `notify` answers `false` or, at any change of the registry, `gone` answers
+/// `true` (the client left; checked at every change, seen or not, so that watchers of closed
+/// connections do not pile up while only tools hidden from them change).
 ///
 /// `since` closes the gap between promising a client notifications and starting to watch: a
 /// change in between is announced at once. Changes to tools above the caller's role are
@@ -16,6 +18,7 @@ pub(super) async fn notify_visible_changes<Notify, Sent>(
     registry: Registry,
     caller: Caller,
     since: ToolsAsOf,
+    gone: impl Fn() -> bool,
     mut notify: Notify,
 ) where
     Notify: FnMut() -> Sent,
@@ -33,7 +36,7 @@ pub(super) async fn notify_visible_changes<Notify, Sent>(
                 return;
             }
         }
-        if changes.changed().await.is_err() {
+        if changes.changed().await.is_err() || gone() {
             return;
         }
     }
@@ -76,6 +79,7 @@ mod tests {
             registry.clone(),
             Caller::new("u", "user"),
             registry.tools_now(),
+            || false,
             move || {
                 let sent = sent.clone();
                 async move { sent.send(()).is_ok() }
@@ -131,6 +135,7 @@ mod tests {
             registry.clone(),
             caller.clone(),
             promised,
+            || false,
             announce,
         ));
         settle().await;
@@ -148,6 +153,7 @@ mod tests {
             registry.clone(),
             caller,
             hidden_only,
+            || false,
             move || {
                 let quiet = quiet.clone();
                 async move { quiet.send(()).is_ok() }
@@ -158,7 +164,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn stops_when_the_client_is_gone() {
+    async fn stops_when_a_notification_cannot_be_sent() {
         let registry = Registry::builder()
             .roles(["user"])
             .linked_tools(false)
@@ -168,11 +174,34 @@ mod tests {
             registry.clone(),
             Caller::new("u", "user"),
             registry.tools_now(),
+            || false,
             || async { false },
         ));
         settle().await;
         registry.register(echo("first", "user")).unwrap();
         settle().await;
         assert!(watching.is_finished());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn stops_at_a_hidden_change_once_the_client_left() {
+        let registry = Registry::builder()
+            .roles(["user", "admin"])
+            .linked_tools(false)
+            .build()
+            .unwrap();
+        let watching = tokio::spawn(notify_visible_changes(
+            registry.clone(),
+            Caller::new("u", "user"),
+            registry.tools_now(),
+            || true,
+            || async { panic!("nothing visible changed") },
+        ));
+        settle().await;
+        assert!(!watching.is_finished());
+        registry.register(echo("admin_only", "admin")).unwrap();
+        settle().await;
+        assert!(watching.is_finished());
+        watching.await.expect("ended without announcing");
     }
 }

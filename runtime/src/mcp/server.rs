@@ -164,10 +164,12 @@ impl ServerHandler for McpServer {
             }
         };
         let peer = context.peer;
+        let watched = peer.clone();
         tokio::spawn(notify_visible_changes(
             self.registry.clone(),
             caller,
             self.registry.tools_now(),
+            move || watched.is_transport_closed(),
             move || {
                 let peer = peer.clone();
                 async move { peer.notify_tool_list_changed().await.is_ok() }
@@ -197,10 +199,17 @@ impl ServerHandler for McpServer {
         }
         let caller = self.caller(subscription.request_context()).await?;
         let sink = subscription.sink().clone();
-        let notifying = notify_visible_changes(self.registry.clone(), caller, since, move || {
-            let sink = sink.clone();
-            async move { sink.notify_tool_list_changed().await.is_ok() }
-        });
+        // The stream's own end is awaited below, so `gone` need not look for it.
+        let notifying = notify_visible_changes(
+            self.registry.clone(),
+            caller,
+            since,
+            || false,
+            move || {
+                let sink = sink.clone();
+                async move { sink.notify_tool_list_changed().await.is_ok() }
+            },
+        );
         // Ends when the client cancels the listen request or the connection closes.
         tokio::select! {
             () = subscription.cancelled() => {}
