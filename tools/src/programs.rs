@@ -2,9 +2,11 @@
 //! inside the sandbox, a timeout and an output cap. Critical risk: the default policy asks
 //! a person first.
 
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use cap_std::fs::Dir;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
@@ -61,10 +63,10 @@ pub async fn run_command(
             ),
         ));
     }
-    let directory = sandbox.directory(cwd.as_deref().unwrap_or("."))?;
+    let (folder, folder_path) = sandbox.directory(cwd.as_deref().unwrap_or("."))?;
     let mut child = Command::new(&program)
         .args(&args)
-        .current_dir(&directory)
+        .current_dir(start_folder(&folder, folder_path))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -101,6 +103,24 @@ pub async fn run_command(
     }))
 }
 
+/// Where the program starts. On Linux, the folder opened and checked before, named through
+/// `/proc/self/fd`: the child changes into it before `exec`, while it still holds the
+/// descriptor, so a folder swapped for a symlink after the check is not followed. Elsewhere
+/// (or without `/proc`), the folder's path.
+fn start_folder(folder: &Dir, path: PathBuf) -> PathBuf {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let through_descriptor = PathBuf::from(format!("/proc/self/fd/{}", folder.as_raw_fd()));
+        if through_descriptor.is_dir() {
+            return through_descriptor;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = folder;
+    path
+}
+
 /// Reads a stream to the end, keeping at most `cap` bytes (the rest is drained, so the
 /// program is not blocked on a full pipe).
 async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (String, bool) {
@@ -119,4 +139,36 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (Str
         truncated |= read > room;
     }
     (String::from_utf8_lossy(&kept).into_owned(), truncated)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The race the descriptor closes: the checked folder is swapped for a symlink to
+    /// somewhere else between the check and the start of the program.
+    #[tokio::test]
+    async fn a_folder_swapped_after_the_check_is_not_followed() {
+        let sandbox_root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(sandbox_root.path().join("work")).unwrap();
+        std::fs::write(sandbox_root.path().join("work/inside.txt"), "").unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "").unwrap();
+        let sandbox = Sandbox::new(sandbox_root.path()).unwrap();
+
+        let (folder, path) = sandbox.directory("work").unwrap();
+        std::fs::rename(
+            sandbox_root.path().join("work"),
+            sandbox_root.path().join("moved"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(outside.path(), sandbox_root.path().join("work")).unwrap();
+
+        let listed = Command::new("ls")
+            .current_dir(start_folder(&folder, path))
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&listed.stdout), "inside.txt\n");
+    }
 }

@@ -36,6 +36,7 @@ pub type ToolList = Arc<[Arc<ToolDefinition>]>;
 
 /// The registry's tools at one moment (run-time changes make new ones), to tell later what a
 /// caller saw then.
+#[cfg(feature = "mcp")]
 #[derive(Clone)]
 pub(crate) struct ToolsAsOf(Arc<Snapshot>);
 
@@ -175,11 +176,13 @@ impl Registry {
     }
 
     /// The tools as they are now, for [`export_as_of`](Self::export_as_of) later.
+    #[cfg(feature = "mcp")]
     pub(crate) fn tools_now(&self) -> ToolsAsOf {
         ToolsAsOf(self.inner.snapshot.load_full())
     }
 
     /// [`export`](Self::export) as it was when `tools` was taken.
+    #[cfg(feature = "mcp")]
     pub(crate) fn export_as_of(
         &self,
         tools: &ToolsAsOf,

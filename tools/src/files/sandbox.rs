@@ -123,28 +123,35 @@ impl Sandbox {
         Ok((root, rest.iter().collect()))
     }
 
-    /// The real path of a folder inside the sandbox (for a program's working directory),
-    /// checked to be a directory reachable inside the sandbox.
-    pub(crate) fn directory(&self, path: &str) -> Result<PathBuf, ToolError> {
+    /// A folder inside the sandbox for a program's working directory: opened (so it stays
+    /// the folder that was checked, whatever is renamed or swapped later) and its real path.
+    pub(crate) fn directory(&self, path: &str) -> Result<(Dir, PathBuf), ToolError> {
         let (root, relative) = self.resolve(path)?;
         let shown = self.display(root, &relative);
-        if !relative.as_os_str().is_empty() {
-            let metadata = root
+        if relative.as_os_str().is_empty() {
+            let opened = root
                 .dir
-                .metadata(&relative)
+                .try_clone()
                 .map_err(|error| io_error(&shown, error))?;
-            let link = root
-                .dir
-                .symlink_metadata(&relative)
-                .map_err(|error| io_error(&shown, error))?;
-            if !metadata.is_dir() || link.is_symlink() {
-                return Err(super::error::coded(
-                    "not_a_directory",
-                    format!("`{shown}` is not a directory"),
-                ));
-            }
+            return Ok((opened, root.path.clone()));
         }
-        Ok(root.path.join(relative))
+        let link = root
+            .dir
+            .symlink_metadata(&relative)
+            .map_err(|error| io_error(&shown, error))?;
+        if !link.is_dir() {
+            return Err(super::error::coded(
+                "not_a_directory",
+                format!("`{shown}` is not a directory"),
+            ));
+        }
+        // cap-std refuses any step of the path that would leave the root, also one swapped in
+        // after the check above.
+        let opened = root
+            .dir
+            .open_dir(&relative)
+            .map_err(|error| io_error(&shown, error))?;
+        Ok((opened, root.path.join(relative)))
     }
 
     /// A path for messages: the root's name and the relative path.
