@@ -28,7 +28,7 @@ pub(super) async fn notify_visible_changes<Notify, Sent>(
     let mut changes = registry.changes();
     let mut seen = registry.export_as_of(&since, &caller, Format::Mcp);
     loop {
-        // Cached per role: after an unrelated change this is one comparison.
+        // Exports are cached per role: one comparison of two listings per change.
         let now = registry.export(&caller, Format::Mcp);
         if now != seen {
             seen = now;
