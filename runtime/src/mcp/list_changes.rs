@@ -60,6 +60,30 @@ mod tests {
         FnTool::new(definition, |_, arguments| async move { Ok(arguments) })
     }
 
+    fn user_and_admin() -> Registry {
+        Registry::builder()
+            .roles(["user", "admin"])
+            .linked_tools(false)
+            .build()
+            .unwrap()
+    }
+
+    /// Watches for `user` from `since`; each announcement arrives as one message.
+    fn announcements(registry: &Registry, since: ToolsAsOf) -> mpsc::UnboundedReceiver<()> {
+        let (sent, received) = mpsc::unbounded_channel();
+        tokio::spawn(notify_visible_changes(
+            registry.clone(),
+            Caller::new("u", "user"),
+            since,
+            || false,
+            move || {
+                let sent = sent.clone();
+                async move { sent.send(()).is_ok() }
+            },
+        ));
+        received
+    }
+
     /// Lets the watching task run until it waits again (one thread, so this is exact).
     async fn settle() {
         for _ in 0..10 {
@@ -69,22 +93,8 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn only_changes_the_caller_can_see_are_announced() {
-        let registry = Registry::builder()
-            .roles(["user", "admin"])
-            .linked_tools(false)
-            .build()
-            .unwrap();
-        let (sent, mut received) = mpsc::unbounded_channel();
-        tokio::spawn(notify_visible_changes(
-            registry.clone(),
-            Caller::new("u", "user"),
-            registry.tools_now(),
-            || false,
-            move || {
-                let sent = sent.clone();
-                async move { sent.send(()).is_ok() }
-            },
-        ));
+        let registry = user_and_admin();
+        let mut received = announcements(&registry, registry.tools_now());
         settle().await;
 
         registry.register(echo("admin_only", "admin")).unwrap();
@@ -115,29 +125,13 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_change_before_watching_starts_is_announced() {
-        let registry = Registry::builder()
-            .roles(["user", "admin"])
-            .linked_tools(false)
-            .build()
-            .unwrap();
+        let registry = user_and_admin();
         let promised = registry.tools_now();
         registry.register(echo("hidden", "admin")).unwrap();
         let hidden_only = registry.tools_now();
         registry.register(echo("visible", "user")).unwrap();
 
-        let (sent, mut received) = mpsc::unbounded_channel();
-        let announce = move || {
-            let sent = sent.clone();
-            async move { sent.send(()).is_ok() }
-        };
-        let caller = Caller::new("u", "user");
-        tokio::spawn(notify_visible_changes(
-            registry.clone(),
-            caller.clone(),
-            promised,
-            || false,
-            announce,
-        ));
+        let mut received = announcements(&registry, promised);
         settle().await;
         assert!(
             received.try_recv().is_ok(),
@@ -148,28 +142,14 @@ mod tests {
         // Now the user sees what it saw before `hidden` came: measured against a moment that
         // differed only in a hidden tool, there is nothing to announce.
         assert!(registry.unregister("visible"));
-        let (quiet, mut heard) = mpsc::unbounded_channel();
-        tokio::spawn(notify_visible_changes(
-            registry.clone(),
-            caller,
-            hidden_only,
-            || false,
-            move || {
-                let quiet = quiet.clone();
-                async move { quiet.send(()).is_ok() }
-            },
-        ));
+        let mut heard = announcements(&registry, hidden_only);
         settle().await;
         assert!(heard.try_recv().is_err(), "a hidden tool was announced");
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn stops_when_a_notification_cannot_be_sent() {
-        let registry = Registry::builder()
-            .roles(["user"])
-            .linked_tools(false)
-            .build()
-            .unwrap();
+        let registry = user_and_admin();
         let watching = tokio::spawn(notify_visible_changes(
             registry.clone(),
             Caller::new("u", "user"),
@@ -185,11 +165,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn stops_at_a_hidden_change_once_the_client_left() {
-        let registry = Registry::builder()
-            .roles(["user", "admin"])
-            .linked_tools(false)
-            .build()
-            .unwrap();
+        let registry = user_and_admin();
         let watching = tokio::spawn(notify_visible_changes(
             registry.clone(),
             Caller::new("u", "user"),

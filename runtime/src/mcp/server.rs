@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Extensions,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -70,11 +70,13 @@ impl McpServer {
         self
     }
 
-    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    /// The caller of a request or notification: the fixed one, or the application's
+    /// authentication of the HTTP request it came in.
+    async fn caller(&self, extensions: &Extensions) -> Result<Caller, ErrorData> {
         match &self.callers {
             Callers::Fixed(caller) => Ok(caller.clone()),
             Callers::Authenticated(auth) => {
-                let parts = context.extensions.get::<Parts>().ok_or_else(|| {
+                let parts = extensions.get::<Parts>().ok_or_else(|| {
                     ErrorData::internal_error("the HTTP request is not available", None)
                 })?;
                 auth.authenticate(parts)
@@ -99,7 +101,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = self.caller(&context).await?;
+        let caller = self.caller(&context.extensions).await?;
         let tools = self.registry.export(&caller, Format::Mcp);
         let all = tools.as_array().map(Vec::as_slice).unwrap_or_default();
         let start = match request.and_then(|request| request.cursor) {
@@ -127,7 +129,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = self.caller(&context).await?;
+        let caller = self.caller(&context.extensions).await?;
         let Some(definition) = self.registry.definition(&caller, &request.name) else {
             // Hidden tools answer exactly like unknown ones.
             return Err(ErrorData::invalid_params(
@@ -151,17 +153,8 @@ impl ServerHandler for McpServer {
     /// Clients of the `initialize` handshake (protocol revisions before 2026-07-28) get
     /// `list_changed` on the connection from here on.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let caller = match &self.callers {
-            Callers::Fixed(caller) => caller.clone(),
-            Callers::Authenticated(auth) => {
-                let Some(parts) = context.extensions.get::<Parts>() else {
-                    return;
-                };
-                match auth.authenticate(parts).await {
-                    Ok(caller) => caller,
-                    Err(_) => return,
-                }
-            }
+        let Ok(caller) = self.caller(&context.extensions).await else {
+            return;
         };
         let peer = context.peer;
         let watched = peer.clone();
@@ -197,7 +190,9 @@ impl ServerHandler for McpServer {
             subscription.cancelled().await;
             return Ok(());
         }
-        let caller = self.caller(subscription.request_context()).await?;
+        let caller = self
+            .caller(&subscription.request_context().extensions)
+            .await?;
         let sink = subscription.sink().clone();
         // The stream's own end is awaited below, so `gone` need not look for it.
         let notifying = notify_visible_changes(
