@@ -3,6 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
+use sha2::{Digest, Sha256};
+
+use crate::approval::hex_digest;
 use crate::error::{ErrorCode, ToolError};
 
 /// The arguments of one call, in whatever form the provider gave them.
@@ -71,26 +74,31 @@ impl Default for ArgumentLimits {
 impl ToolArguments {
     /// The arguments as a JSON object, or the error the model should see.
     pub fn into_object(self, limits: &ArgumentLimits) -> Result<Value, ToolError> {
-        self.into_object_or_raw(limits).map_err(|(error, _)| error)
+        let mut object = self
+            .into_object_or_summary(limits)
+            .map_err(|(error, _)| error)?;
+        integral_floats_as_integers(&mut object);
+        Ok(object)
     }
 
-    /// Like [`into_object`](Self::into_object), giving back the text of arguments that could
-    /// not be read (for the audit trail).
-    pub(crate) fn into_object_or_raw(
+    /// Like [`into_object`](Self::into_object), giving back, for arguments that could not be
+    /// read, what the audit trail may keep of them: their size and a hash, never their text
+    /// (which may hold a secret that cannot be found and redacted in unreadable JSON).
+    pub(crate) fn into_object_or_summary(
         self,
         limits: &ArgumentLimits,
-    ) -> Result<Value, (ToolError, Option<String>)> {
+    ) -> Result<Value, (ToolError, Value)> {
         let value = match self {
-            ToolArguments::Text(text) => {
-                parse_bytes(text.as_bytes(), limits).map_err(|error| (error, Some(text)))?
+            ToolArguments::Text(text) => parse_bytes(text.as_bytes(), limits)
+                .map_err(|error| (error, unreadable(text.as_bytes())))?,
+            ToolArguments::Bytes(bytes) => {
+                parse_bytes(&bytes, limits).map_err(|error| (error, unreadable(&bytes)))?
             }
-            ToolArguments::Bytes(bytes) => parse_bytes(&bytes, limits)
-                .map_err(|error| (error, Some(String::from_utf8_lossy(&bytes).into_owned())))?,
             ToolArguments::Value(value) => match check_value(&value, limits) {
                 Ok(()) => value,
                 Err(error) => {
                     dismantle(value);
-                    return Err((error, None));
+                    return Err((error, json!({"unreadable": true})));
                 }
             },
         };
@@ -102,9 +110,56 @@ impl ToolArguments {
                     "the arguments must be a JSON object of the tool's parameters, but got {}",
                     describe(&other)
                 )),
-                Some(other.to_string()),
+                unreadable(other.to_string().as_bytes()),
             )),
         }
+    }
+}
+
+/// What the audit trail keeps of arguments that could not be read: size and SHA-256.
+fn unreadable(raw: &[u8]) -> Value {
+    json!({
+        "unreadable": true,
+        "bytes": raw.len(),
+        "sha256": hex_digest(&Sha256::digest(raw)),
+    })
+}
+
+/// Writes integral numbers given as floats (`1.0`, `-0.0`, `1E1`) as integers, in place.
+///
+/// JSON Schema compares numbers by value, so `1.0` is an `integer` and passes the schema of a
+/// `u8` parameter; serde would then refuse it as a float. Making them integers first gives
+/// the schema and the function one rule. Floats beyond the 64-bit integers stay floats (no
+/// integer parameter can hold them, and their range check says so).
+pub(crate) fn integral_floats_as_integers(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Number(number) if number.is_f64() => {
+                if let Some(integer) = number.as_f64().and_then(as_integer) {
+                    *number = integer;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn as_integer(float: f64) -> Option<serde_json::Number> {
+    // 2^63 and 2^64 are exact in f64; the bounds keep the casts below lossless.
+    const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    if float.fract() != 0.0 || !float.is_finite() {
+        return None;
+    }
+    if (0.0..U64_END).contains(&float) || float == 0.0 {
+        Some((float as u64).into())
+    } else if (I64_MIN..0.0).contains(&float) {
+        Some((float as i64).into())
+    } else {
+        None
     }
 }
 
@@ -238,6 +293,25 @@ mod tests {
     fn depth_of_text_ignores_brackets_in_strings() {
         assert_eq!(text_depth(br#"{"a": "[[[{{{", "b": [1, {"c": 2}]}"#), 3);
         assert_eq!(text_depth(br#"{"a": "\"[[["}"#), 1);
+    }
+
+    #[test]
+    fn integral_floats_become_integers_and_others_stay() {
+        let mut value = json!({"a": 1.0, "b": -0.0, "c": 1E1, "d": [2.5, -3.0], "e": 1e300, "f": 7});
+        integral_floats_as_integers(&mut value);
+        assert_eq!(value, json!({"a": 1, "b": 0, "c": 10, "d": [2.5, -3], "e": 1e300, "f": 7}));
+        assert!(value["a"].is_u64() && value["d"][1].is_i64());
+    }
+
+    #[test]
+    fn unreadable_arguments_are_summarized_without_their_text() {
+        let limits = ArgumentLimits::default();
+        let (_, summary) = ToolArguments::from(r#"{"password": "hunter2""#)
+            .into_object_or_summary(&limits)
+            .unwrap_err();
+        assert!(!summary.to_string().contains("hunter2"));
+        assert_eq!(summary["bytes"], 23);
+        assert_eq!(summary["sha256"].as_str().unwrap().len(), 64);
     }
 
     #[test]

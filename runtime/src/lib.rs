@@ -47,6 +47,7 @@
 
 pub mod approval;
 mod arguments;
+mod bounded;
 pub mod audit;
 mod call;
 mod caller;
@@ -82,7 +83,7 @@ pub use registry::{
 };
 pub use roles::Roles;
 pub use template::{ConfiguredTool, ToolTemplate};
-pub use tool::{FnTool, Tool, ToolFuture, ToolResult};
+pub use tool::{FnTool, ReviewFn, Tool, ToolFuture, ToolResult};
 
 /// Turns a function into a registered tool. See the crate documentation and the README
 /// for every key.

@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::context::{StateRequirement, ToolContext};
 use crate::definition::{Risk, ToolDefinition};
 use crate::static_tool::StaticTool;
-use crate::tool::{Tool, ToolFuture};
+use crate::error::ToolError;
+use crate::tool::{ReviewFn, Tool, ToolFuture};
 
 /// A `#[tool(manual)]` function, waiting for its permission. `#[tool(manual)] fn read_file`
 /// generates `read_file_tool() -> ToolTemplate`.
@@ -31,12 +32,20 @@ use crate::tool::{Tool, ToolFuture};
 #[derive(Clone, Copy)]
 pub struct ToolTemplate {
     tool: &'static StaticTool,
+    review: Option<ReviewFn>,
 }
 
 impl ToolTemplate {
     #[doc(hidden)]
     pub fn from_static(tool: &'static StaticTool) -> Self {
-        ToolTemplate { tool }
+        ToolTemplate { tool, review: None }
+    }
+
+    /// Gives the tool a [`Tool::review`]: run before a person is asked to approve a call,
+    /// refusing it early or adding what the approver should see.
+    pub fn with_review(mut self, review: ReviewFn) -> Self {
+        self.review = Some(review);
+        self
     }
 
     /// The tool's definition as written (its permission empty unless the attribute set one).
@@ -51,6 +60,7 @@ impl ToolTemplate {
         ConfiguredTool {
             tool: self.tool,
             definition,
+            review: self.review,
         }
     }
 }
@@ -61,6 +71,7 @@ impl ToolTemplate {
 pub struct ConfiguredTool {
     tool: &'static StaticTool,
     definition: ToolDefinition,
+    review: Option<ReviewFn>,
 }
 
 impl ConfiguredTool {
@@ -93,5 +104,11 @@ impl Tool for ConfiguredTool {
 
     fn requirements(&self) -> Vec<StateRequirement> {
         (self.tool.requirements)()
+    }
+
+    fn review(&self, context: &ToolContext, arguments: &Value) -> Result<Option<Value>, ToolError> {
+        self.review
+            .map(|review| review(context, arguments))
+            .transpose()
     }
 }

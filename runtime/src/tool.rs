@@ -54,7 +54,23 @@ pub trait Tool: Send + Sync + 'static {
     fn requirements(&self) -> Vec<StateRequirement> {
         Vec::new()
     }
+
+    /// Looks at a call that needs a person's approval before anyone is asked: an error
+    /// refuses the call at once (so no approver is shown a call that could not run), and a
+    /// value is shown to the approver beside the arguments ([`ApprovalRequest::review`],
+    /// [`PendingCall::review`]), e.g. the exact command line a program would be started with.
+    /// The default shows nothing more.
+    ///
+    /// [`ApprovalRequest::review`]: crate::approval::ApprovalRequest::review
+    /// [`PendingCall::review`]: crate::approval::PendingCall::review
+    fn review(&self, context: &ToolContext, arguments: &Value) -> Result<Option<Value>, ToolError> {
+        let _ = (context, arguments);
+        Ok(None)
+    }
 }
+
+/// [`Tool::review`] as a plain function, for tools made from templates.
+pub type ReviewFn = fn(&ToolContext, &Value) -> Result<Value, ToolError>;
 
 type Handler = dyn Fn(ToolContext, Value) -> ToolFuture + Send + Sync;
 

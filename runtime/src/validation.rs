@@ -4,12 +4,11 @@ use serde_json::{Value, json};
 
 use jsonschema::error::ValidationErrorKind;
 
+use crate::bounded::{MAX_LINE, MAX_QUOTED, clip};
 use crate::error::ToolError;
 
 /// Most violations listed in one error; the rest are counted.
 const MAX_LISTED_VIOLATIONS: usize = 20;
-/// Offending values longer than this are not quoted back in messages.
-const MAX_QUOTED_VALUE: usize = 80;
 /// Most allowed values of an `enum` listed in a message.
 const MAX_LISTED_OPTIONS: usize = 50;
 
@@ -28,8 +27,9 @@ impl ArgumentValidator {
             .map_err(|error| error.to_string())
     }
 
-    /// Every violation at once, each with its JSON path, phrased for the model.
-    pub(crate) fn check(&self, arguments: &Value) -> Result<(), ToolError> {
+    /// Every violation at once, each with its JSON path, phrased for the model. A violation
+    /// inside a `secrets` argument names the rule broken, never the value.
+    pub(crate) fn check(&self, arguments: &Value, secrets: &[String]) -> Result<(), ToolError> {
         if self.validator.is_valid(arguments) {
             return Ok(());
         }
@@ -41,8 +41,10 @@ impl ArgumentValidator {
             if violations.len() == MAX_LISTED_VIOLATIONS {
                 continue;
             }
-            let path = error.instance_path().as_str().to_owned();
-            let message = message_for(&error);
+            let full_path = error.instance_path().as_str();
+            let secret = is_secret_path(full_path, secrets);
+            let path = clip(full_path, MAX_QUOTED).into_owned();
+            let message = clip(&message_for(&error, secret), MAX_LINE).into_owned();
             let place = if path.is_empty() {
                 "at the top level".to_owned()
             } else {
@@ -63,10 +65,21 @@ impl ArgumentValidator {
     }
 }
 
-/// jsonschema's message, with the value masked when large, and every allowed value
+/// Whether a JSON pointer lies inside one of the secret top-level arguments.
+fn is_secret_path(path: &str, secrets: &[String]) -> bool {
+    let Some(first) = path.strip_prefix('/') else {
+        return false;
+    };
+    let first = first.split('/').next().unwrap_or_default();
+    // JSON pointer escapes: `~1` is `/`, `~0` is `~`.
+    let first = first.replace("~1", "/").replace("~0", "~");
+    secrets.iter().any(|secret| *secret == first)
+}
+
+/// jsonschema's message, with the value masked when large or secret, and every allowed value
 /// listed for `enum` (jsonschema abbreviates long lists; a model needs them all).
-fn message_for(error: &jsonschema::ValidationError<'_>) -> String {
-    let shown = if quotable(error.instance()) {
+fn message_for(error: &jsonschema::ValidationError<'_>, secret: bool) -> String {
+    let shown = if !secret && quotable(error.instance()) {
         error.instance().to_string()
     } else {
         "the value".to_owned()
@@ -89,7 +102,7 @@ fn message_for(error: &jsonschema::ValidationError<'_>) -> String {
 
 fn quotable(value: &Value) -> bool {
     match value {
-        Value::String(text) => text.len() <= MAX_QUOTED_VALUE,
+        Value::String(text) => text.len() <= MAX_QUOTED,
         // Containers may be large; their messages name the value instead of quoting it.
         Value::Array(_) | Value::Object(_) => false,
         _ => true,

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub use pending::{MemoryPendingStore, PendingCall, PendingStore};
 pub use ticket::TicketError;
-pub(crate) use ticket::{TicketSigner, arguments_hash, hex as hex_digest};
+pub(crate) use ticket::{TicketSigner, hex as hex_digest};
 
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
@@ -23,7 +23,8 @@ use crate::definition::ToolDefinition;
 pub struct ApprovalRequest {
     /// The tool.
     pub tool: Arc<ToolDefinition>,
-    /// The arguments (valid against the tool's schema).
+    /// The arguments (valid against the tool's schema), `#[secret]` ones redacted: an
+    /// approver decides without seeing them, and the call runs with the real values.
     pub arguments: Value,
     /// Who made the call.
     pub caller: Caller,
@@ -31,6 +32,9 @@ pub struct ApprovalRequest {
     pub call_id: String,
     /// Why the policy wants approval.
     pub reason: String,
+    /// What the tool itself says the call will do (see [`Tool::review`](crate::Tool::review)),
+    /// e.g. the full command line of a program.
+    pub review: Option<Value>,
 }
 
 /// A person's answer.
@@ -38,7 +42,8 @@ pub struct ApprovalRequest {
 pub enum ApprovalAnswer {
     /// Run the call as it is.
     Approve,
-    /// Run it with these arguments instead (checked against the schema again).
+    /// Run it with these arguments instead (checked against the schema again). A secret
+    /// argument left as `"[redacted]"` keeps its real value.
     ApproveWithArguments(Value),
     /// Run it, and every later call of this tool by this caller, without asking again
     /// (for as long as the registry lives).

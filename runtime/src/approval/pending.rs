@@ -22,12 +22,16 @@ pub struct PendingCall {
     pub call_id: String,
     /// The tool.
     pub tool: String,
-    /// The arguments, as validated.
+    /// The arguments, as validated (the real values: a store keeps them to run the call;
+    /// [`Registry::pending_approvals`](crate::Registry::pending_approvals) shows them with
+    /// secrets redacted).
     pub arguments: Value,
     /// Why approval is needed.
     pub reason: String,
     /// Expiry, seconds since the Unix epoch.
     pub expires: u64,
+    /// What the tool says the call will do (see [`Tool::review`](crate::Tool::review)).
+    pub review: Option<Value>,
 }
 
 fn caller_id<S: serde::Serializer>(caller: &Caller, serializer: S) -> Result<S::Ok, S::Error> {
@@ -41,6 +45,8 @@ pub trait PendingStore: Send + Sync + 'static {
     fn put(&self, call: PendingCall);
     /// Removes and returns the call of a ticket id.
     fn take(&self, ticket_id: &str) -> Option<PendingCall>;
+    /// The call of a ticket id, left in place (to check who may decide it before taking it).
+    fn get(&self, ticket_id: &str) -> Option<PendingCall>;
     /// Every call still pending (for a list of approvals to review).
     fn list(&self) -> Vec<PendingCall>;
 }
@@ -64,6 +70,14 @@ impl PendingStore for MemoryPendingStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(ticket_id)
+    }
+
+    fn get(&self, ticket_id: &str) -> Option<PendingCall> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(ticket_id)
+            .cloned()
     }
 
     fn list(&self) -> Vec<PendingCall> {

@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -21,7 +21,9 @@ pub(crate) struct TicketClaims {
     pub(crate) caller: String,
     pub(crate) tool: String,
     pub(crate) call_id: String,
-    /// SHA-256 of the arguments' JSON text, hex.
+    /// HMAC-SHA256 of the arguments' JSON text under the signing key, hex: binds the ticket
+    /// to the arguments without letting a ticket holder guess a secret argument from a
+    /// plain hash.
     pub(crate) arguments: String,
     /// Expiry, seconds since the Unix epoch.
     pub(crate) expires: u64,
@@ -35,7 +37,9 @@ pub enum TicketError {
     Invalid,
     /// Past its expiry.
     Expired,
-    /// Already redeemed (or its pending call is gone).
+    /// No pending call that this approver may decide: already redeemed, its call is gone, or
+    /// the approver's role may not decide it (the same answer, so a ticket reveals nothing
+    /// to an approver who may not see its tool).
     AlreadyUsed,
     /// The pending call does not match what the ticket was signed for.
     Mismatch,
@@ -48,7 +52,9 @@ impl fmt::Display for TicketError {
                 "the approval ticket is not valid (malformed, or not signed by this application)"
             }
             TicketError::Expired => "the approval ticket has expired; the call must be made again",
-            TicketError::AlreadyUsed => "the approval ticket was already used",
+            TicketError::AlreadyUsed => {
+                "no call that you may decide is waiting for this ticket: it was decided already, or it is not yours to decide"
+            }
             TicketError::Mismatch => {
                 "the approval ticket does not match the call it is presented for"
             }
@@ -84,7 +90,7 @@ impl TicketSigner {
             caller: caller.to_owned(),
             tool: tool.to_owned(),
             call_id: call_id.to_owned(),
-            arguments: arguments_hash(arguments),
+            arguments: self.arguments_digest(arguments),
             expires: now_secs() + self.lifetime.as_secs(),
         };
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap_or_default());
@@ -114,16 +120,19 @@ impl TicketSigner {
         Ok(claims)
     }
 
+    /// The keyed digest of a call's arguments that a ticket carries.
+    pub(crate) fn arguments_digest(&self, arguments: &Value) -> String {
+        hex(&self
+            .mac(arguments.to_string().as_bytes())
+            .finalize()
+            .into_bytes())
+    }
+
     fn mac(&self, data: &[u8]) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
         mac.update(data);
         mac
     }
-}
-
-/// SHA-256 of the arguments' JSON text, hex.
-pub(crate) fn arguments_hash(arguments: &Value) -> String {
-    hex(&Sha256::digest(arguments.to_string().as_bytes()))
 }
 
 pub(crate) fn now_secs() -> u64 {

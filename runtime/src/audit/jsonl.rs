@@ -21,10 +21,16 @@ struct Chain {
     last_hash: String,
 }
 
-/// Appends one line per record: the record's fields plus `seq`, `prev_hash` and `hash`
-/// (SHA-256 of the line without `hash`). Each line is written whole in one call, under a
-/// lock, so concurrent calls never interleave; a crash can tear at most the last line,
-/// which reopening detects and cuts off (earlier lines stay intact).
+/// Appends one line per record: the record's fields plus `seq`, `prev_hash` and, last,
+/// `hash`: the SHA-256 of the exact bytes of the line up to `,"hash"` closed by `}`, so any
+/// change to a line's bytes (a space, an escape, a repeated key) breaks its hash. Each line
+/// is written whole in one call, under a lock, so concurrent calls never interleave; a crash
+/// can tear at most the last line, which reopening detects and cuts off.
+///
+/// One file has one writer: the sink holds an exclusive lock on it while open, so a second
+/// sink on the same path (in this process or another) fails to open with a clear error
+/// instead of forking the chain. To record the calls of several registries in one file,
+/// open one sink and give each registry a clone of an `Arc` of it.
 pub struct JsonlFileSink {
     path: PathBuf,
     chain: Mutex<Chain>,
@@ -40,6 +46,17 @@ impl JsonlFileSink {
             .append(true)
             .create(true)
             .open(&path)?;
+        file.try_lock().map_err(|error| match error {
+            std::fs::TryLockError::WouldBlock => io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "the audit log {} is already open for writing (by this process or another); \
+                     share one JsonlFileSink (in an Arc) between registries, or give each its own file",
+                    path.display()
+                ),
+            ),
+            std::fs::TryLockError::Error(error) => error,
+        })?;
         let mut text = Vec::new();
         file.read_to_end(&mut text)?;
         let complete = match text.iter().rposition(|byte| *byte == b'\n') {
@@ -98,10 +115,11 @@ impl JsonlFileSink {
         let mut line = json!(record);
         line["seq"] = json!(chain.seq);
         line["prev_hash"] = json!(chain.last_hash);
-        let hash = line_hash(&line);
-        line["hash"] = json!(hash);
-        let mut text = line.to_string();
-        text.push('\n');
+        let unhashed = line.to_string();
+        let hash = hex_digest(&Sha256::digest(unhashed.as_bytes()));
+        let mut text = unhashed;
+        text.pop(); // the closing `}`
+        text.push_str(&format!(",\"hash\":\"{hash}\"}}\n"));
         chain.file.write_all(text.as_bytes())?;
         chain.seq += 1;
         chain.last_hash = hash;
@@ -117,11 +135,20 @@ impl AuditSink for JsonlFileSink {
     }
 }
 
-/// SHA-256, hex, of a line's JSON without its `hash` field.
-pub(crate) fn line_hash(line: &Value) -> String {
-    let mut unhashed = line.clone();
-    if let Value::Object(map) = &mut unhashed {
-        map.remove("hash");
-    }
-    hex_digest(&Sha256::digest(unhashed.to_string().as_bytes()))
+/// Length of `,"hash":"<64 hex digits>"}`, the end of every line.
+const HASH_SUFFIX: usize = 10 + 64 + 2;
+
+/// The hash a line claims and the SHA-256 of its exact hashed bytes (the line up to
+/// `,"hash"`, closed by `}`), or `None` for a line that does not end in a hash.
+pub(crate) fn claimed_and_actual_hash(line: &[u8]) -> Option<(&str, String)> {
+    let split = line.len().checked_sub(HASH_SUFFIX)?;
+    let (body, suffix) = line.split_at(split);
+    let claimed = suffix
+        .strip_prefix(b",\"hash\":\"")?
+        .strip_suffix(b"\"}")?;
+    let claimed = std::str::from_utf8(claimed).ok()?;
+    let mut hasher = Sha256::new();
+    hasher.update(body);
+    hasher.update(b"}");
+    Some((claimed, hex_digest(&hasher.finalize())))
 }

@@ -28,11 +28,13 @@ pub struct AuditRecord {
     pub tool: String,
     /// The call's id.
     pub call_id: String,
-    /// The arguments, secret parameters redacted (JSON text as received when it was not
-    /// valid JSON).
+    /// The arguments, secret parameters redacted. Arguments that could not be read
+    /// (malformed, over a limit, not an object) are never kept as text, which may hold a
+    /// secret: `{"unreadable": true, "bytes": n, "sha256": "..."}` instead.
     pub arguments: Value,
     /// What was decided: `allow`, `require_approval`, `approved`, `approved_always`,
-    /// `approved_edited`, `approval_denied`, `pending_approval`, `deny`, `dry_run`, or
+    /// `approved_edited`, `approval_denied`, `pending_approval`, `review_refused` (the tool
+    /// refused the call before anyone was asked), `deny`, `dry_run`, or
     /// `not_reached` when the call failed before a decision (unknown tool, bad arguments).
     pub decision: String,
     /// Who approved or denied, when a person did.
@@ -48,6 +50,13 @@ pub struct AuditRecord {
 pub trait AuditSink: Send + Sync + 'static {
     /// Takes one record.
     fn record(&self, record: &AuditRecord);
+}
+
+/// A shared sink, e.g. one audit file for the registries of the HTTP and MCP endpoints.
+impl<S: AuditSink + ?Sized> AuditSink for std::sync::Arc<S> {
+    fn record(&self, record: &AuditRecord) {
+        (**self).record(record);
+    }
 }
 
 /// Emits each record as a `tracing` event (target `toolgate::audit`, level INFO).

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::AuditRecord;
-use super::jsonl::{GENESIS, line_hash};
+use super::jsonl::{GENESIS, claimed_and_actual_hash};
 
 /// A verified audit log.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,10 +77,10 @@ pub fn verify_log(path: impl AsRef<Path>) -> Result<VerifiedLog, LogProblem> {
         let number = index + 1;
         let value: Value =
             serde_json::from_slice(line).map_err(|_| LogProblem::NotARecord { line: number })?;
-        let hash = value["hash"]
-            .as_str()
-            .ok_or(LogProblem::NotARecord { line: number })?;
-        if line_hash(&value) != hash {
+        // The hash covers the exact bytes, not a re-serialization of what they parse to.
+        let (hash, actual) =
+            claimed_and_actual_hash(line).ok_or(LogProblem::NotARecord { line: number })?;
+        if actual != hash {
             return Err(LogProblem::Altered { line: number });
         }
         let expected_seq = records.len() as u64;

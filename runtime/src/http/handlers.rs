@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -12,6 +13,7 @@ use http_body_util::LengthLimitError;
 use serde_json::{Value, json};
 
 use crate::approval::TicketError;
+use crate::bounded::{MAX_QUOTED, clip};
 use crate::caller::Caller;
 use crate::formats::Format;
 use crate::http::Shared;
@@ -51,7 +53,38 @@ async fn caller_of(shared: &Shared, parts: &Parts) -> Result<Caller, ApiError> {
     })
 }
 
-async fn read_body(shared: &Shared, body: Body) -> Result<axum::body::Bytes, ApiError> {
+/// A body that is not declared JSON is refused: browsers send `text/plain` and form bodies
+/// across sites without asking (CSRF), never `application/json`.
+fn require_json(parts: &Parts) -> Result<(), ApiError> {
+    let declared = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let essence = declared
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let is_json = essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"));
+    if is_json {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "send the body as JSON with `Content-Type: application/json`",
+    ))
+}
+
+async fn read_body(
+    shared: &Shared,
+    parts: &Parts,
+    body: Body,
+) -> Result<axum::body::Bytes, ApiError> {
+    require_json(parts)?;
     let limit = shared.options.body_limit;
     to_bytes(body, limit).await.map_err(|error| {
         let too_large =
@@ -79,14 +112,16 @@ pub(crate) async fn list_tools(
 ) -> Result<Response, ApiError> {
     let (parts, _) = request.into_parts();
     let caller = caller_of(&shared, &parts).await?;
-    let wanted = parts
-        .uri
-        .query()
-        .unwrap_or_default()
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("format="))
-        .unwrap_or("canonical");
+    let query = Query::<FormatQuery>::try_from_uri(&parts.uri).map_err(|error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "malformed_query",
+            format!("the query could not be read: {error}"),
+        )
+    })?;
+    let wanted = query.format.as_deref().unwrap_or("canonical");
     let Some((_, format)) = FORMATS.iter().find(|(name, _)| *name == wanted) else {
+        let wanted = clip(wanted, MAX_QUOTED);
         let names: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -102,6 +137,12 @@ pub(crate) async fn list_tools(
     Ok(Json(ToolsBody { tools: &tools }).into_response())
 }
 
+/// The query of `GET /tools` (percent-decoded by axum).
+#[derive(serde::Deserialize)]
+struct FormatQuery {
+    format: Option<String>,
+}
+
 /// The body of `GET /tools`.
 #[derive(serde::Serialize)]
 struct ToolsBody<'a> {
@@ -115,7 +156,7 @@ pub(crate) async fn call_tools(
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let caller = caller_of(&shared, &parts).await?;
-    let body = read_body(&shared, body).await?;
+    let body = read_body(&shared, &parts, body).await?;
     let request = parse_call_request(&body)?;
     let registry = &shared.registry;
     if request.single {
@@ -144,34 +185,15 @@ pub(crate) async fn call_tools(
     Ok(Json(json!({ "outcomes": outcomes })).into_response())
 }
 
-/// Only approvers may see and decide pending calls.
-async fn approver_of(shared: &Shared, parts: &Parts) -> Result<Caller, ApiError> {
-    let caller = caller_of(shared, parts).await?;
-    let roles = shared.registry.roles();
-    let needed = shared
-        .options
-        .approver_role
-        .clone()
-        .or_else(|| roles.names().last().cloned())
-        .unwrap_or_default();
-    match (roles.rank(caller.role()), roles.rank(&needed)) {
-        (Some(have), Some(need)) if have >= need => Ok(caller),
-        _ => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!("only the role \"{needed}\" and above may handle approvals"),
-        )),
-    }
-}
-
-/// `GET /approvals`
+/// `GET /approvals`: the pending calls this caller may decide (the registry decides who).
 pub(crate) async fn list_approvals(
     State(shared): Shares,
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, _) = request.into_parts();
-    approver_of(&shared, &parts).await?;
-    Ok(Json(json!({"pending": shared.registry.pending_approvals()})).into_response())
+    let approver = caller_of(&shared, &parts).await?;
+    let pending = shared.registry.pending_approvals(&approver);
+    Ok(Json(json!({ "pending": pending })).into_response())
 }
 
 fn ticket_in(body: &[u8]) -> Result<(String, Option<String>), ApiError> {
@@ -202,7 +224,7 @@ fn ticket_error(error: TicketError) -> ApiError {
     let (status, code) = match error {
         TicketError::Invalid => (StatusCode::BAD_REQUEST, "invalid_ticket"),
         TicketError::Expired => (StatusCode::GONE, "ticket_expired"),
-        TicketError::AlreadyUsed => (StatusCode::CONFLICT, "ticket_used"),
+        TicketError::AlreadyUsed => (StatusCode::CONFLICT, "ticket_not_pending"),
         _ => (StatusCode::CONFLICT, "ticket_mismatch"),
     };
     ApiError::new(status, code, error.to_string())
@@ -211,8 +233,8 @@ fn ticket_error(error: TicketError) -> ApiError {
 /// `POST /approvals/approve`
 pub(crate) async fn approve(State(shared): Shares, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let approver = approver_of(&shared, &parts).await?;
-    let (ticket, _) = ticket_in(&read_body(&shared, body).await?)?;
+    let approver = caller_of(&shared, &parts).await?;
+    let (ticket, _) = ticket_in(&read_body(&shared, &parts, body).await?)?;
     let outcome = shared
         .registry
         .approve(&ticket, &approver)
@@ -224,8 +246,8 @@ pub(crate) async fn approve(State(shared): Shares, request: Request) -> Result<R
 /// `POST /approvals/deny`
 pub(crate) async fn deny(State(shared): Shares, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let approver = approver_of(&shared, &parts).await?;
-    let (ticket, reason) = ticket_in(&read_body(&shared, body).await?)?;
+    let approver = caller_of(&shared, &parts).await?;
+    let (ticket, reason) = ticket_in(&read_body(&shared, &parts, body).await?)?;
     let reason = reason.unwrap_or_else(|| "no reason given".to_owned());
     let outcome = shared
         .registry
@@ -234,9 +256,17 @@ pub(crate) async fn deny(State(shared): Shares, request: Request) -> Result<Resp
     Ok(Json(OutcomeBody::from(outcome)).into_response())
 }
 
-/// `GET /health`
-pub(crate) async fn health(State(shared): Shares) -> Json<Value> {
-    Json(json!({"status": "ok", "tools": shared.registry.len()}))
+/// `GET /health`: alive, and how many tools the caller may use (nothing about the others;
+/// an unauthenticated request learns only that the service is up).
+pub(crate) async fn health(State(shared): Shares, request: Request) -> Json<Value> {
+    let (parts, _) = request.into_parts();
+    match shared.auth.authenticate(&parts).await {
+        Ok(caller) => Json(json!({
+            "status": "ok",
+            "tools": shared.registry.visible_to(&caller).len(),
+        })),
+        Err(_) => Json(json!({"status": "ok"})),
+    }
 }
 
 pub(crate) async fn not_found() -> ApiError {

@@ -4,10 +4,16 @@
 //! |---|---|
 //! | `GET /tools?format=...` | the caller's tools: `canonical` (default), `openai`, `openai-strict`, `openai-responses`, `openai-responses-strict`, `anthropic`, `anthropic-strict`, `gemini`, `mcp` |
 //! | `POST /tools/call` | one call `{"id", "name", "arguments"}`, or a batch `{"calls": [...], "dry_run": false}` (or a bare array): outcomes in call order |
-//! | `GET /approvals` | calls waiting for approval (approvers only) |
+//! | `GET /approvals` | calls waiting for approval that the caller may decide (see [`Registry::approve`]) |
 //! | `POST /approvals/approve` | `{"ticket"}`: runs the call, once |
 //! | `POST /approvals/deny` | `{"ticket", "reason"}` |
-//! | `GET /health` | `{"status": "ok", "tools": n}` |
+//! | `GET /health` | `{"status": "ok", "tools": n}`, `n` the tools the caller may use |
+//!
+//! `POST` bodies must be `Content-Type: application/json` (else `415`): a browser sends
+//! plain-text and form bodies to other sites without asking, so accepting them would let any
+//! page make calls with a signed-in user's cookies. Who may approve is the registry's rule
+//! ([`RegistryBuilder::approver_role`](crate::RegistryBuilder::approver_role)), the same
+//! here as in process.
 //!
 //! The caller always comes from the application's [`Authenticate`] hook, never from a header
 //! a client could set freely. Every error is JSON, `{"error": {"code", "message"}}`, with a
@@ -53,16 +59,12 @@ use crate::registry::Registry;
 pub struct HttpOptions {
     /// Largest request body accepted, in bytes (default 1 MiB); larger ones get `413`.
     pub body_limit: usize,
-    /// The lowest role that may list, approve and deny pending calls (default: the highest
-    /// configured role).
-    pub approver_role: Option<String>,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
             body_limit: 1024 * 1024,
-            approver_role: None,
         }
     }
 }

@@ -19,4 +19,4 @@ mod list_changes;
 mod server;
 
 pub use client::{ImportedServer, ImportedTool, McpImport, McpImportError};
-pub use server::{McpServer, http_service, serve_stdio};
+pub use server::{McpHttpOptions, McpServer, http_service, http_service_with, serve_stdio};

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use axum::Router;
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Extensions,
@@ -16,7 +17,7 @@ use serde_json::{Value, json};
 use crate::call::ToolCall;
 use crate::caller::Caller;
 use crate::formats::{Format, mcp};
-use crate::http::Authenticate;
+use crate::http::{AuthError, Authenticate};
 use crate::registry::{Registry, ToolsAsOf};
 
 use super::list_changes::notify_visible_changes;
@@ -79,6 +80,10 @@ impl McpServer {
                 let parts = extensions.get::<Parts>().ok_or_else(|| {
                     ErrorData::internal_error("the HTTP request is not available", None)
                 })?;
+                // Authenticated once already, in front of the MCP layer.
+                if let Some(caller) = parts.extensions.get::<Caller>() {
+                    return Ok(caller.clone());
+                }
                 auth.authenticate(parts)
                     .await
                     .map_err(|error| ErrorData::invalid_request(error.message, None))
@@ -226,24 +231,116 @@ pub async fn serve_stdio(
     Ok(())
 }
 
-/// A Streamable HTTP MCP endpoint, as a tower service to mount in an axum router
-/// (`Router::new().nest_service("/mcp", http_service(registry, auth))`). Each request's
-/// caller comes from `auth`.
-pub fn http_service(
+/// Settings of [`http_service_with`].
+#[derive(Debug, Clone)]
+pub struct McpHttpOptions {
+    /// `Host` values accepted (names, or `name:port`). Default: `localhost`, `127.0.0.1`,
+    /// `::1` only, which guards a local server against DNS rebinding; a server reached from
+    /// other machines names the hosts it is reached by.
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted, with scheme (`https://app.example.com:443`,
+    /// `http://localhost:*`). Default: none checked (requests without `Origin` always pass).
+    pub allowed_origins: Vec<String>,
+    /// Where the protected resource metadata of this server is published (MCP authorization),
+    /// named in the `WWW-Authenticate` header of a `401` so clients can find how to sign in.
+    pub resource_metadata: Option<String>,
+}
+
+impl Default for McpHttpOptions {
+    fn default() -> Self {
+        McpHttpOptions {
+            allowed_hosts: StreamableHttpServerConfig::default().allowed_hosts,
+            allowed_origins: Vec::new(),
+            resource_metadata: None,
+        }
+    }
+}
+
+/// A Streamable HTTP MCP endpoint with the default [`McpHttpOptions`] (loopback hosts
+/// only); see [`http_service_with`].
+pub fn http_service(registry: Registry, auth: impl Authenticate) -> Router {
+    http_service_with(registry, auth, McpHttpOptions::default())
+}
+
+/// A Streamable HTTP MCP endpoint, as a router to mount in an axum application
+/// (`Router::new().nest_service("/mcp", http_service_with(registry, auth, options))`).
+///
+/// Every request is authenticated by `auth` before the MCP layer sees it: a refused request
+/// gets `401` (or `403`) with a `WWW-Authenticate: Bearer` header, as MCP's authorization
+/// spec asks, so a client can sign in again. The caller found is the one the request's
+/// calls run as.
+pub fn http_service_with(
     registry: Registry,
     auth: impl Authenticate,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    options: McpHttpOptions,
+) -> Router {
+    let auth: Arc<dyn Authenticate> = Arc::new(auth);
     let server = McpServer {
         registry,
-        callers: Callers::Authenticated(Arc::new(auth)),
+        callers: Callers::Authenticated(Arc::clone(&auth)),
         page_size: PAGE_SIZE,
         listen_accepted_at: Arc::default(),
     };
-    StreamableHttpService::new(
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_allowed_origins(options.allowed_origins.clone());
+    let mcp = StreamableHttpService::new(
         move || Ok(server.for_session()),
-        Arc::default(),
-        StreamableHttpServerConfig::default(),
-    )
+        Arc::<LocalSessionManager>::default(),
+        config,
+    );
+    let gate = Arc::new(Gate {
+        auth,
+        resource_metadata: options.resource_metadata,
+    });
+    Router::new()
+        .fallback_service(mcp)
+        .layer(axum::middleware::from_fn_with_state(gate, authenticate_first))
+}
+
+/// What the authentication in front of the MCP layer needs.
+struct Gate {
+    auth: Arc<dyn Authenticate>,
+    resource_metadata: Option<String>,
+}
+
+/// Authenticates the request; keeps the caller in its extensions for the MCP handlers.
+async fn authenticate_first(
+    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (mut parts, body) = request.into_parts();
+    match gate.auth.authenticate(&parts).await {
+        Ok(caller) => {
+            parts.extensions.insert(caller);
+            next.run(axum::extract::Request::from_parts(parts, body))
+                .await
+        }
+        Err(error) => refused(&gate, error),
+    }
+}
+
+fn refused(gate: &Gate, error: AuthError) -> axum::response::Response {
+    use axum::http::{HeaderValue, StatusCode, header};
+    use axum::response::IntoResponse;
+    let kind = if error.status == StatusCode::FORBIDDEN {
+        "insufficient_scope"
+    } else {
+        "invalid_token"
+    };
+    let mut challenge = format!("Bearer error=\"{kind}\"");
+    if let Some(url) = &gate.resource_metadata {
+        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
+    }
+    let body = serde_json::json!({"error": {"code": kind, "message": error.message}});
+    let mut response = (error.status, axum::Json(body)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

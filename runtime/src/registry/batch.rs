@@ -1,9 +1,9 @@
 //! Many calls at once: one outcome per call, in call order.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
+use serde_json::Value;
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
@@ -97,19 +97,19 @@ pub(crate) async fn run(
         // bounds how many run and keeps call order.
         let mut results = stream::iter(phase)
             .map(|call| {
-                let (config, snapshot, caller, cancel) = (
+                let (task_config, snapshot, task_caller, cancel) = (
                     Arc::clone(config),
                     Arc::clone(snapshot),
                     caller.clone(),
                     cancel.clone(),
                 );
-                let (id, name) = (call.id.clone(), call.name.clone());
+                let lost = ToolCall::new(call.id.clone(), call.name.clone(), Value::Null);
                 let task = tokio::spawn(async move {
                     let run = Run {
-                        config: &config,
+                        config: &task_config,
                         snapshot: &snapshot,
                         rank,
-                        caller: &caller,
+                        caller: &task_caller,
                         cancel: &cancel,
                         dry_run,
                     };
@@ -117,7 +117,7 @@ pub(crate) async fn run(
                 });
                 async move {
                     task.await
-                        .unwrap_or_else(|error| lost_task(id, name, error))
+                        .unwrap_or_else(|error| lost_task(config, caller, lost, error))
                 }
             })
             .buffered(limit);
@@ -137,20 +137,26 @@ fn too_large(count: usize, max: usize) -> ToolError {
     )
 }
 
-/// A call's task ended without an outcome (the runtime is shutting down): the call still
-/// gets an answer.
-fn lost_task(call_id: String, tool: String, error: tokio::task::JoinError) -> ToolOutcome {
-    let message = if error.is_panic() {
-        "the call failed unexpectedly inside the runtime"
+/// A call's task ended without an outcome (the runtime is shutting down, or it panicked
+/// outside the tool's own isolation): the call still gets an answer, and an audit record.
+fn lost_task(
+    config: &Config,
+    caller: &Caller,
+    call: ToolCall,
+    error: tokio::task::JoinError,
+) -> ToolOutcome {
+    let error = if error.is_panic() {
+        ToolError::new(
+            ErrorCode::Panicked,
+            "the call failed unexpectedly inside the runtime",
+        )
     } else {
-        "the call was stopped because the runtime is shutting down"
+        ToolError::new(
+            ErrorCode::Cancelled,
+            "the call was stopped because the runtime is shutting down",
+        )
     };
-    ToolOutcome {
-        call_id,
-        tool,
-        result: Err(ToolError::new(ErrorCode::Cancelled, message)),
-        duration: Duration::ZERO,
-    }
+    execute::reject(config, caller, call, error)
 }
 
 /// Splits calls into consecutive groups that may run concurrently.

@@ -13,7 +13,7 @@ use crate::limits::{RateLimit, RateLimits};
 use crate::policy::{DefaultPolicy, Policy, PolicyMode};
 use crate::registry::batch::BatchMode;
 use crate::registry::govern::Governance;
-use crate::registry::problems::BuildError;
+use crate::registry::problems::{BuildError, BuildProblem};
 use crate::registry::snapshot::{Candidate, Handler, Rules, Snapshot};
 use crate::registry::{Config, Registry};
 use crate::roles::Roles;
@@ -53,6 +53,7 @@ pub struct RegistryBuilder {
     providers: Vec<Provider>,
     policy: Box<dyn Policy>,
     approver: Option<(String, Box<dyn Approver>)>,
+    approver_role: Option<String>,
     pending: Arc<dyn PendingStore>,
     approval_key: Option<Vec<u8>>,
     ticket_lifetime: Duration,
@@ -78,6 +79,7 @@ impl Default for RegistryBuilder {
             providers: Vec::new(),
             policy: Box::new(DefaultPolicy::default()),
             approver: None,
+            approver_role: None,
             pending: Arc::new(MemoryPendingStore::default()),
             approval_key: None,
             ticket_lifetime: Duration::from_secs(15 * 60),
@@ -207,6 +209,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// The lowest role that may list, approve and deny calls waiting with a ticket
+    /// ([`Registry::pending_approvals`], [`Registry::approve`], [`Registry::deny`]); each
+    /// approver still decides only calls of tools at or below its own role. Default: the
+    /// highest configured role.
+    pub fn approver_role(mut self, role: impl Into<String>) -> Self {
+        self.approver_role = Some(role.into());
+        self
+    }
+
     /// Where calls waiting for approval are kept (default: in memory).
     pub fn pending_store(mut self, store: impl PendingStore) -> Self {
         self.pending = Arc::new(store);
@@ -290,6 +301,15 @@ impl RegistryBuilder {
             states: &self.states,
             providers: &self.providers,
         };
+        let approver_rank = match &self.approver_role {
+            Some(role) => Some(self.roles.rank(role).ok_or_else(|| {
+                BuildError::new(vec![BuildProblem::UnknownApproverRole {
+                    role: role.clone(),
+                    known_roles: self.roles.names().to_vec(),
+                }])
+            })?),
+            None => self.roles.names().len().checked_sub(1),
+        };
         let snapshot =
             Snapshot::assemble(&rules, Vec::new(), candidates).map_err(BuildError::new)?;
         if snapshot.entries().is_empty() {
@@ -310,6 +330,7 @@ impl RegistryBuilder {
             governance: Governance {
                 policy: self.policy,
                 approver: self.approver,
+                approver_rank,
                 pending: self.pending,
                 signer: TicketSigner::new(self.approval_key, self.ticket_lifetime),
                 limits: self.rate_limits,

@@ -13,18 +13,17 @@ use tracing::Instrument;
 use crate::approval::PendingCall;
 use crate::arguments::ToolArguments;
 use crate::audit::{AuditRecord, redact};
+use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
+use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
-use crate::formats::schema::nulls;
 use crate::registry::Config;
-use crate::registry::govern::{Authorized, authorize};
+use crate::registry::contain::{ContainedDrop, panic_text};
+use crate::registry::govern::{Asking, Authorized, authorize, refused_by_a_person};
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
-
-/// Longest argument text kept in an audit record of a call whose arguments were unreadable.
-const MAX_AUDITED_RAW: usize = 1024;
 
 /// What the audit record says about a call, filled in as the call goes.
 pub(crate) struct Trail {
@@ -60,6 +59,12 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
         name,
         arguments,
     } = call;
+    // A name no tool can have is not echoed back whole (it may be huge).
+    let name = if is_valid_tool_name(&name) {
+        name
+    } else {
+        clip(&name, MAX_QUOTED).into_owned()
+    };
     let mut trail = Trail::default();
     let span =
         tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = run.caller.id());
@@ -88,18 +93,14 @@ async fn decide_and_run(
     if !run.dry_run {
         governance.limits.check(run.caller.id(), name)?;
     }
-    match authorize(
-        governance,
+    let asking = Asking {
+        config: run.config,
         entry,
-        run.caller,
-        id,
-        arguments,
-        run.cancel,
-        run.dry_run,
-        trail,
-    )
-    .await?
-    {
+        caller: run.caller,
+        call_id: id,
+        cancel: run.cancel,
+    };
+    match authorize(&asking, arguments, run.dry_run, trail).await? {
         Authorized::DryRun(report) => Ok(report),
         Authorized::Run(arguments) => {
             perform(run.config, entry, run.caller, id, arguments, run.cancel).await
@@ -149,19 +150,21 @@ pub(crate) async fn execute_approved(
 /// The outcome of a call a person refused through its ticket.
 pub(crate) fn refuse_approved(
     config: &Config,
+    snapshot: &Snapshot,
     pending: PendingCall,
     approver: &Caller,
     reason: &str,
 ) -> ToolOutcome {
+    let secrets = snapshot
+        .any(&pending.tool)
+        .map(|entry| entry.definition.secret_arguments.as_slice())
+        .unwrap_or_default();
     let trail = Trail {
-        arguments: pending.arguments,
+        arguments: redact(&pending.arguments, secrets),
         decision: "approval_denied",
         approver: Some(approver.id().to_owned()),
     };
-    let error = ToolError::new(
-        ErrorCode::ApprovalDenied,
-        format!("a person refused this call: {reason}"),
-    );
+    let error = refused_by_a_person(reason);
     finish(
         config,
         &pending.caller,
@@ -243,40 +246,17 @@ fn read_arguments(
     arguments: ToolArguments,
     trail: &mut Trail,
 ) -> Result<Value, ToolError> {
-    let arguments = match arguments.into_object_or_raw(&config.limits) {
+    let arguments = match arguments.into_object_or_summary(&config.limits) {
         Ok(arguments) => arguments,
-        Err((error, raw)) => {
-            if config.governance.audits() {
-                trail.arguments = raw.map_or(Value::Null, |text| Value::String(truncate(text)));
-            }
+        Err((error, summary)) => {
+            trail.arguments = summary;
             return Err(error);
         }
     };
     if config.governance.audits() {
         trail.arguments = redact(&arguments, &entry.definition.secret_arguments);
     }
-    check_arguments(entry, arguments)
-}
-
-/// `null` for optional properties dropped, then checked against the input schema.
-pub(crate) fn check_arguments(entry: &Entry, mut arguments: Value) -> Result<Value, ToolError> {
-    if entry.strips_nulls {
-        nulls::remove_optional_nulls(&entry.definition.input_schema, &mut arguments);
-    }
-    entry.validator.check(&arguments)?;
-    Ok(arguments)
-}
-
-fn truncate(mut text: String) -> String {
-    if text.len() > MAX_AUDITED_RAW {
-        let mut end = MAX_AUDITED_RAW;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-    }
-    text
+    entry.check(arguments)
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
@@ -295,6 +275,7 @@ fn find<'s>(
             format!("the tool `{name}` exists, but your role may not use it"),
         ));
     }
+    let name = clip(name, MAX_QUOTED);
     // The same answer whether the tool is hidden or does not exist.
     let available = snapshot
         .view(rank)
@@ -328,7 +309,12 @@ async fn perform(
     };
     let timeout = entry.definition.timeout.or(config.default_timeout);
     let tool_token = context.cancel.clone();
-    let tool = AssertUnwindSafe(entry.handler.start(context, arguments)).catch_unwind();
+    // Whoever drops the tool's future (this function at a timeout, or a caller that stops
+    // waiting), a panic while dropping it stays inside.
+    let mut tool = ContainedDrop::new(
+        &entry.definition.name,
+        AssertUnwindSafe(entry.handler.start(context, arguments)).catch_unwind(),
+    );
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -337,14 +323,31 @@ async fn perform(
     };
     let result = tokio::select! {
         biased;
-        finished = tool => return finished.unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload))),
+        finished = &mut tool => return finished
+            .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
+            .map_err(|error| withhold_secrets(entry, error)),
         _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
         _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
     };
     // The tool's future is dropped here, which stops it at its current `.await`; its token
     // tells work it started elsewhere (threads, spawned tasks) to stop too.
+    drop(tool);
     tool_token.cancel();
     result
+}
+
+/// serde's message for arguments the function could not read may quote a value; for a tool
+/// with secret parameters it is withheld (the schema, checked before, named the rule).
+fn withhold_secrets(entry: &Entry, error: ToolError) -> ToolError {
+    let from_deserializing = error.details.as_ref().is_some_and(|details| {
+        details.get("stage").and_then(Value::as_str) == Some("deserialize")
+    });
+    if from_deserializing && !entry.definition.secret_arguments.is_empty() {
+        return ToolError::invalid_arguments(
+            "the arguments could not be read into the tool's parameter types (the details are withheld because this tool takes secret arguments); check each value's type",
+        );
+    }
+    error
 }
 
 fn timed_out(limit: Duration) -> ToolError {
@@ -359,11 +362,7 @@ fn timed_out(limit: Duration) -> ToolError {
 }
 
 fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
-    let detail = payload
-        .downcast_ref::<&str>()
-        .map(|text| (*text).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-text panic payload".to_owned());
+    let detail = panic_text(payload.as_ref());
     // The panic text may hold internals: it goes to the log, not to the model.
     tracing::error!(tool, panic = %detail, "tool panicked; the panic was contained");
     ToolError::new(

@@ -1,5 +1,5 @@
-//! Whether a call may run: rate limits, the policy, and approval (in process, or by a
-//! signed ticket redeemed later).
+//! Whether a call may run: the policy, and approval (in process, or by a signed ticket
+//! redeemed later by an approver whose role may decide it).
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -10,21 +10,24 @@ use serde_json::{Value, json};
 
 use crate::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, PendingCall, PendingStore, TicketError,
-    TicketSigner, arguments_hash,
+    TicketSigner,
 };
-use crate::audit::{AuditSink, History};
+use crate::audit::{AuditSink, History, REDACTED, redact};
 use crate::caller::Caller;
-use crate::context::CancellationToken;
+use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::limits::RateLimits;
 use crate::policy::{Decision, Policy, PolicyRequest};
-use crate::registry::execute::{Trail, check_arguments};
-use crate::registry::snapshot::Entry;
+use crate::registry::Config;
+use crate::registry::execute::Trail;
+use crate::registry::snapshot::{Entry, Snapshot};
 
 /// The registry's rules for deciding and recording calls.
 pub(crate) struct Governance {
     pub(crate) policy: Box<dyn Policy>,
     pub(crate) approver: Option<(String, Box<dyn Approver>)>,
+    /// The lowest role that may decide pending calls (and then only of tools it may see).
+    pub(crate) approver_rank: Option<usize>,
     pub(crate) pending: Arc<dyn PendingStore>,
     pub(crate) signer: TicketSigner,
     pub(crate) limits: RateLimits,
@@ -40,6 +43,38 @@ impl Governance {
     pub(crate) fn audits(&self) -> bool {
         !self.sinks.is_empty() || self.history.keeps_any()
     }
+
+    fn approved_always(&self, key: &(String, String)) -> bool {
+        self.always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(key)
+    }
+
+    fn remember_always(&self, key: (String, String)) {
+        self.always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key);
+    }
+
+    /// Whether `approver` may see and decide a pending call of `entry`: it holds the
+    /// approver role, and the tool is at or below its own role.
+    pub(crate) fn may_decide(&self, config: &Config, approver: &Caller, entry: &Entry) -> bool {
+        match (config.roles.rank(approver.role()), self.approver_rank) {
+            (Some(rank), Some(needed)) => rank >= needed && entry.rank <= rank,
+            _ => false,
+        }
+    }
+}
+
+/// One call on its way to a decision.
+pub(crate) struct Asking<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) entry: &'a Arc<Entry>,
+    pub(crate) caller: &'a Caller,
+    pub(crate) call_id: &'a str,
+    pub(crate) cancel: &'a CancellationToken,
 }
 
 /// What authorization allows.
@@ -51,33 +86,21 @@ pub(crate) enum Authorized {
 }
 
 /// Applies the policy and, where it asks, approval. Fills in the trail's decision.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn authorize(
-    governance: &Governance,
-    entry: &Arc<Entry>,
-    caller: &Caller,
-    call_id: &str,
+    asking: &Asking<'_>,
     arguments: Value,
-    cancel: &CancellationToken,
     dry_run: bool,
     trail: &mut Trail,
 ) -> Result<Authorized, ToolError> {
-    let tool = &entry.definition;
+    let governance = &asking.config.governance;
     let decision = governance.policy.decide(&PolicyRequest {
-        tool,
-        caller,
+        tool: &asking.entry.definition,
+        caller: asking.caller,
         arguments: &arguments,
     });
     if dry_run {
         trail.decision = "dry_run";
-        let (decision, reason) = match &decision {
-            Decision::Allow => ("allow", None),
-            Decision::RequireApproval { reason } => ("require_approval", Some(reason)),
-            Decision::Deny { reason } => ("deny", Some(reason)),
-        };
-        return Ok(Authorized::DryRun(
-            json!({"dry_run": true, "decision": decision, "reason": reason}),
-        ));
+        return Ok(Authorized::DryRun(dry_run_report(&decision)));
     }
     let reason = match decision {
         Decision::Allow => {
@@ -93,58 +116,99 @@ pub(crate) async fn authorize(
         }
         Decision::RequireApproval { reason } => reason,
     };
-    let key = (caller.id().to_owned(), tool.name.clone());
-    if governance
-        .always
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains(&key)
-    {
+    let key = (asking.caller.id().to_owned(), asking.entry.definition.name.clone());
+    if governance.approved_always(&key) {
         trail.decision = "approved_always";
         return Ok(Authorized::Run(arguments));
     }
+    // The tool looks first: a call it would refuse is refused before a person is bothered.
+    let review = review(asking, &arguments).inspect_err(|_| trail.decision = "review_refused")?;
     let Some((approver_name, approver)) = &governance.approver else {
-        return Err(defer(
-            governance, caller, call_id, &tool.name, arguments, reason, trail,
-        ));
+        trail.decision = "pending_approval";
+        return Err(defer(asking, arguments, reason, review));
     };
+    trail.approver = Some(approver_name.clone());
+    let answer = ask(asking, approver_name, approver.as_ref(), &arguments, reason, review)
+        .await
+        .inspect_err(|_| trail.decision = "require_approval")?;
+    apply_answer(asking, key, answer, arguments, trail).map(Authorized::Run)
+}
+
+fn dry_run_report(decision: &Decision) -> Value {
+    let (decision, reason) = match decision {
+        Decision::Allow => ("allow", None),
+        Decision::RequireApproval { reason } => ("require_approval", Some(reason)),
+        Decision::Deny { reason } => ("deny", Some(reason)),
+    };
+    json!({"dry_run": true, "decision": decision, "reason": reason})
+}
+
+fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Value>, ToolError> {
+    let context = ToolContext {
+        states: Arc::clone(&asking.config.states),
+        caller: asking.caller.clone(),
+        call_id: CallId(asking.call_id.into()),
+        cancel: asking.cancel.clone(),
+    };
+    asking.entry.handler.review(&context, arguments)
+}
+
+/// Asks the in-process approver, containing its failure; the caller's cancellation ends the
+/// wait.
+async fn ask(
+    asking: &Asking<'_>,
+    approver_name: &str,
+    approver: &dyn Approver,
+    arguments: &Value,
+    reason: String,
+    review: Option<Value>,
+) -> Result<ApprovalAnswer, ToolError> {
+    let tool = &asking.entry.definition;
     let request = ApprovalRequest {
         tool: Arc::clone(tool),
-        arguments: arguments.clone(),
-        caller: caller.clone(),
-        call_id: call_id.to_owned(),
+        arguments: redact(arguments, &tool.secret_arguments),
+        caller: asking.caller.clone(),
+        call_id: asking.call_id.to_owned(),
         reason,
+        review,
     };
     // A failing approver is contained like a failing tool: the call is refused, not lost.
     let approval = AssertUnwindSafe(approver.approve(request)).catch_unwind();
-    let answer = tokio::select! {
-        answer = approval => answer.unwrap_or_else(|_| {
+    tokio::select! {
+        answer = approval => Ok(answer.unwrap_or_else(|_| {
             tracing::error!(approver = %approver_name, tool = %tool.name, "the approver panicked; the call is refused");
             ApprovalAnswer::Deny { reason: "the approval could not be obtained (the approver failed)".into() }
-        }),
-        _ = cancel.cancelled() => {
-            trail.decision = "require_approval";
-            return Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while waiting for approval"));
-        }
-    };
-    trail.approver = Some(approver_name.clone());
+        })),
+        _ = asking.cancel.cancelled() => Err(ToolError::new(
+            ErrorCode::Cancelled,
+            "the call was cancelled while waiting for approval",
+        )),
+    }
+}
+
+/// Turns the approver's answer into the arguments to run with, or the refusal.
+fn apply_answer(
+    asking: &Asking<'_>,
+    key: (String, String),
+    answer: ApprovalAnswer,
+    arguments: Value,
+    trail: &mut Trail,
+) -> Result<Value, ToolError> {
+    let tool = &asking.entry.definition;
     match answer {
         ApprovalAnswer::Approve => {
             trail.decision = "approved";
-            Ok(Authorized::Run(arguments))
+            Ok(arguments)
         }
         ApprovalAnswer::ApproveAlways => {
             trail.decision = "approved_always";
-            governance
-                .always
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(key);
-            Ok(Authorized::Run(arguments))
+            asking.config.governance.remember_always(key);
+            Ok(arguments)
         }
         ApprovalAnswer::ApproveWithArguments(edited) => {
             trail.decision = "approved_edited";
-            let edited = check_arguments(entry, edited).map_err(|error| {
+            let edited = keep_redacted_secrets(edited, &arguments, &tool.secret_arguments);
+            let edited = asking.entry.check(edited).map_err(|error| {
                 ToolError::new(
                     ErrorCode::InvalidArguments,
                     format!(
@@ -154,42 +218,59 @@ pub(crate) async fn authorize(
                 )
                 .with_details(error.details.unwrap_or(Value::Null))
             })?;
-            trail.arguments = crate::audit::redact(&edited, &tool.secret_arguments);
-            Ok(Authorized::Run(edited))
+            trail.arguments = redact(&edited, &tool.secret_arguments);
+            Ok(edited)
         }
         ApprovalAnswer::Deny { reason } => {
             trail.decision = "approval_denied";
-            Err(ToolError::new(
-                ErrorCode::ApprovalDenied,
-                format!("a person refused this call: {reason}"),
-            ))
+            Err(refused_by_a_person(&reason))
         }
     }
 }
 
+/// The approver saw secrets as `"[redacted]"`; where it left them so, the real values stay.
+fn keep_redacted_secrets(mut edited: Value, original: &Value, secrets: &[String]) -> Value {
+    if let Value::Object(map) = &mut edited {
+        for secret in secrets {
+            let untouched = map.get(secret).and_then(Value::as_str) == Some(REDACTED);
+            if let (true, Some(real)) = (untouched, original.get(secret)) {
+                map.insert(secret.clone(), real.clone());
+            }
+        }
+    }
+    edited
+}
+
+pub(crate) fn refused_by_a_person(reason: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::ApprovalDenied,
+        format!("a person refused this call: {reason}"),
+    )
+}
+
 /// No one to ask now: keep the call, and answer with a ticket that redeems it later.
 fn defer(
-    governance: &Governance,
-    caller: &Caller,
-    call_id: &str,
-    tool: &str,
+    asking: &Asking<'_>,
     arguments: Value,
     reason: String,
-    trail: &mut Trail,
+    review: Option<Value>,
 ) -> ToolError {
-    trail.decision = "pending_approval";
-    let (ticket, claims) = governance
-        .signer
-        .issue(caller.id(), tool, call_id, &arguments);
+    let governance = &asking.config.governance;
+    let tool = &asking.entry.definition.name;
+    let (ticket, claims) =
+        governance
+            .signer
+            .issue(asking.caller.id(), tool, asking.call_id, &arguments);
     governance.pending.put(PendingCall {
         ticket: ticket.clone(),
         ticket_id: claims.id,
-        caller: caller.clone(),
-        call_id: call_id.to_owned(),
-        tool: tool.to_owned(),
+        caller: asking.caller.clone(),
+        call_id: asking.call_id.to_owned(),
+        tool: tool.clone(),
         arguments,
         reason: reason.clone(),
         expires: claims.expires,
+        review,
     });
     ToolError::new(
         ErrorCode::ApprovalRequired,
@@ -198,9 +279,26 @@ fn defer(
     .with_details(json!({"ticket": ticket, "expires": claims.expires, "reason": reason}))
 }
 
-/// Checks a ticket and takes its pending call, exactly once.
-pub(crate) fn redeem(governance: &Governance, ticket: &str) -> Result<PendingCall, TicketError> {
+/// Checks a ticket and takes its pending call, exactly once, if `approver` may decide it.
+/// A call the approver may not decide is left waiting and answered like an unknown one.
+pub(crate) fn redeem(
+    config: &Config,
+    snapshot: &Snapshot,
+    ticket: &str,
+    approver: &Caller,
+) -> Result<PendingCall, TicketError> {
+    let governance = &config.governance;
     let claims = governance.signer.verify(ticket)?;
+    let waiting = governance
+        .pending
+        .get(&claims.id)
+        .ok_or(TicketError::AlreadyUsed)?;
+    let decidable = snapshot
+        .any(&waiting.tool)
+        .is_some_and(|entry| governance.may_decide(config, approver, entry));
+    if !decidable {
+        return Err(TicketError::AlreadyUsed);
+    }
     let pending = governance
         .pending
         .take(&claims.id)
@@ -208,10 +306,32 @@ pub(crate) fn redeem(governance: &Governance, ticket: &str) -> Result<PendingCal
     let matches = pending.caller.id() == claims.caller
         && pending.tool == claims.tool
         && pending.call_id == claims.call_id
-        && arguments_hash(&pending.arguments) == claims.arguments;
+        && governance.signer.arguments_digest(&pending.arguments) == claims.arguments;
     if matches {
         Ok(pending)
     } else {
         Err(TicketError::Mismatch)
     }
+}
+
+/// The pending calls `approver` may decide, secrets redacted.
+pub(crate) fn pending_for(
+    config: &Config,
+    snapshot: &Snapshot,
+    approver: &Caller,
+) -> Vec<PendingCall> {
+    let governance = &config.governance;
+    governance
+        .pending
+        .list()
+        .into_iter()
+        .filter_map(|mut call| {
+            let entry = snapshot.any(&call.tool)?;
+            if !governance.may_decide(config, approver, entry) {
+                return None;
+            }
+            call.arguments = redact(&call.arguments, &entry.definition.secret_arguments);
+            Some(call)
+        })
+        .collect()
 }

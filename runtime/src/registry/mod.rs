@@ -2,6 +2,7 @@
 
 mod batch;
 mod builder;
+mod contain;
 mod execute;
 mod govern;
 mod problems;
@@ -304,38 +305,47 @@ impl Registry {
     }
 
     /// Approves a call that is waiting with a ticket, and runs it, once, as the caller who
-    /// made it. `approver` is recorded in the audit trail. A forged, expired or already used
-    /// ticket (also one redeemed twice at the same time) runs nothing.
+    /// made it. `approver` must hold the approver role
+    /// ([`RegistryBuilder::approver_role`]) and may decide only calls of tools at or below its
+    /// own role; a call it may not decide stays waiting and is answered like a used ticket
+    /// ([`TicketError::AlreadyUsed`]). `approver` is recorded in the audit trail. A forged,
+    /// expired or already used ticket (also one redeemed twice at the same time) runs nothing.
     pub async fn approve(
         &self,
         ticket: &str,
         approver: &Caller,
     ) -> Result<ToolOutcome, TicketError> {
-        let pending = govern::redeem(&self.inner.config.governance, ticket)?;
         let snapshot = self.inner.snapshot.load_full();
+        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
         Ok(execute::execute_approved(&self.inner.config, &snapshot, pending, approver).await)
     }
 
     /// Refuses a call that is waiting with a ticket; its outcome (an `approval_denied` error
-    /// with the reason) is what to send back to the model.
+    /// with the reason) is what to send back to the model. The same rules as
+    /// [`approve`](Self::approve) say who may.
     pub fn deny(
         &self,
         ticket: &str,
         approver: &Caller,
         reason: &str,
     ) -> Result<ToolOutcome, TicketError> {
-        let pending = govern::redeem(&self.inner.config.governance, ticket)?;
+        let snapshot = self.inner.snapshot.load_full();
+        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
         Ok(execute::refuse_approved(
             &self.inner.config,
+            &snapshot,
             pending,
             approver,
             reason,
         ))
     }
 
-    /// Every call waiting for approval.
-    pub fn pending_approvals(&self) -> Vec<PendingCall> {
-        self.inner.config.governance.pending.list()
+    /// The calls waiting for approval that `approver` may decide (see
+    /// [`approve`](Self::approve)), with `#[secret]` arguments redacted. Empty for a caller
+    /// without the approver role.
+    pub fn pending_approvals(&self, approver: &Caller) -> Vec<PendingCall> {
+        let snapshot = self.inner.snapshot.load();
+        govern::pending_for(&self.inner.config, &snapshot, approver)
     }
 
     /// The last `count` calls of a caller (by id), newest first, from the in-memory history.

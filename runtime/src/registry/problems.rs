@@ -57,6 +57,13 @@ pub enum BuildProblem {
         /// Every reason, each with its JSON path.
         incompatibilities: Vec<Incompatibility>,
     },
+    /// The approver role named in the builder is not a configured role.
+    UnknownApproverRole {
+        /// The role named.
+        role: String,
+        /// The configured roles, lowest first.
+        known_roles: Vec<String>,
+    },
     /// A tool's input schema is not a valid JSON Schema with an object root.
     InvalidSchema {
         /// The tool.
@@ -143,6 +150,14 @@ impl fmt::Display for BuildProblem {
             }
             BuildProblem::InvalidSchema { tool, reason } => {
                 write!(f, "tool `{tool}` has an invalid input schema: {reason}")
+            }
+            BuildProblem::UnknownApproverRole { role, known_roles } => {
+                let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
+                write!(
+                    f,
+                    "the approver role \"{role}\" is not a configured role; the roles are {}",
+                    known.join(", ")
+                )
             }
         }
     }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
+use crate::arguments::integral_floats_as_integers;
 use crate::context::{StateMap, StateRequirement, ToolContext};
+use crate::error::ToolError;
 use crate::definition::{ToolDefinition, is_valid_tool_name};
 use crate::formats::schema::nulls;
 use crate::formats::{Format, Provider};
@@ -34,6 +36,17 @@ impl Handler {
             Handler::Dynamic(tool) => tool.call(context, arguments),
         }
     }
+
+    pub(crate) fn review(
+        &self,
+        context: &ToolContext,
+        arguments: &Value,
+    ) -> Result<Option<Value>, ToolError> {
+        match self {
+            Handler::Static(_) => Ok(None),
+            Handler::Dynamic(tool) => tool.review(context, arguments),
+        }
+    }
 }
 
 /// A tool waiting to be checked and added.
@@ -53,6 +66,21 @@ pub(crate) struct Entry {
     /// Whether `null` may stand for an omitted optional property that does not accept
     /// `null` (see `formats::schema::nulls`).
     pub(crate) strips_nulls: bool,
+}
+
+impl Entry {
+    /// Arguments made ready for the function and checked against the input schema: `null`
+    /// for omitted optionals dropped, integral floats made integers (the schema and serde
+    /// then agree on `1.0`), every violation reported without quoting secret values.
+    pub(crate) fn check(&self, mut arguments: Value) -> Result<Value, ToolError> {
+        if self.strips_nulls {
+            nulls::remove_optional_nulls(&self.definition.input_schema, &mut arguments);
+        }
+        integral_floats_as_integers(&mut arguments);
+        self.validator
+            .check(&arguments, &self.definition.secret_arguments)?;
+        Ok(arguments)
+    }
 }
 
 /// What one role sees.

@@ -97,7 +97,10 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
         let port = url.port_or_known_default().unwrap_or(80);
         let address = checked_address(config, &url, &host, port).await?;
         // Connect to exactly the address that was checked (no second DNS lookup to rebind).
+        // No proxy from the environment (`HTTP_PROXY`, `ALL_PROXY`): a proxy would be sent
+        // the request instead of the checked address.
         let client = reqwest::Client::builder()
+            .no_proxy()
             .redirect(Policy::none())
             .user_agent(&config.user_agent)
             .resolve(host.trim_start_matches('[').trim_end_matches(']'), address)
@@ -185,13 +188,15 @@ async fn checked_address(
         ));
     };
     // Every address must pass: a host that resolves to a public and a private address is refused.
-    if let Some(blocked) = addresses.iter().find(|address| {
-        !guard::is_public(address.ip()) && !guard::allowed(address.ip(), &config.allowed_networks)
-    }) {
+    let blocked = addresses.iter().find_map(|address| {
+        let reason = guard::non_public_reason(address.ip())?;
+        (!guard::allowed(address.ip(), &config.allowed_networks)).then_some((address, reason))
+    });
+    if let Some((blocked, reason)) = blocked {
         return Err(refused(
             url,
             &format!(
-                "`{host}` resolves to {}, a private, loopback or link-local address",
+                "`{host}` resolves to {}, which is not a public address ({reason})",
                 blocked.ip()
             ),
         ));

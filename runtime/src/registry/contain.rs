@@ -1,0 +1,59 @@
+//! Keeping a tool's panic inside: also the one thrown while its future is dropped (at a
+//! timeout, a cancellation, or when whoever awaits the call stops waiting).
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::FutureExt;
+
+/// A future whose drop never unwinds: a panic while dropping the inner future is logged and
+/// stops there.
+pub(crate) struct ContainedDrop<'a, F: Future + Unpin> {
+    tool: &'a str,
+    inner: Option<F>,
+}
+
+impl<'a, F: Future + Unpin> ContainedDrop<'a, F> {
+    pub(crate) fn new(tool: &'a str, inner: F) -> Self {
+        ContainedDrop {
+            tool,
+            inner: Some(inner),
+        }
+    }
+}
+
+impl<F: Future + Unpin> Future for ContainedDrop<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        match self.inner.as_mut() {
+            Some(inner) => inner.poll_unpin(cx),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<F: Future + Unpin> Drop for ContainedDrop<'_, F> {
+    fn drop(&mut self) {
+        let inner = self.inner.take();
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(inner))) {
+            tracing::error!(
+                tool = self.tool,
+                panic = %panic_text(payload.as_ref()),
+                "tool panicked while being stopped; the panic was contained"
+            );
+        }
+    }
+}
+
+/// A panic's message, for the log.
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic payload".to_owned())
+}
