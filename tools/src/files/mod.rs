@@ -3,6 +3,7 @@
 //! Register the sandbox as state and give each tool its permission:
 //! `.state(Sandbox::new(root)?).tool(files::read_file_tool().permission("staff"))`.
 
+mod change;
 mod error;
 mod sandbox;
 
@@ -93,8 +94,9 @@ fn is_binary(bytes: &[u8]) -> bool {
     head.contains(&0) || std::str::from_utf8(head).is_err_and(|error| error.error_len().is_some())
 }
 
-/// Write a text file in the sandbox, replacing it if it exists.
-#[tool(manual, group = "files", idempotent)]
+/// Write a text file in the sandbox, replacing it if it exists. The file is replaced whole
+/// (written to a new file, then renamed over the old one) and is never executable.
+#[tool(manual, group = "files", idempotent, destructive)]
 pub fn write_file(
     /// Path relative to the sandbox.
     path: String,
@@ -105,7 +107,7 @@ pub fn write_file(
     create_parents: bool,
     #[ctx] sandbox: State<Sandbox>,
 ) -> Result<Value, ToolError> {
-    let (root, relative) = sandbox.resolve(&path)?;
+    let (root, relative) = sandbox.resolve_for_change(&path)?;
     let shown = sandbox.display(root, &relative);
     let limit = sandbox.limits.max_write_bytes;
     if content.len() as u64 > limit {
@@ -132,15 +134,26 @@ pub fn write_file(
             .create_dir_all(parent)
             .map_err(|error| io_error(&shown, error))?;
     }
-    root.dir
-        .write(&relative, content.as_bytes())
-        .map_err(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => coded(
+    if root.dir.symlink_metadata(&relative).is_ok_and(|m| m.is_dir()) {
+        return Err(coded(
+            "is_a_directory",
+            format!("`{shown}` is a directory"),
+        ));
+    }
+    let parent = relative.parent().unwrap_or(Path::new(""));
+    let folder = open_dir(root, parent, &shown).map_err(|error| {
+        if error.code.as_str() == "not_found" {
+            coded(
                 "not_found",
                 format!("the folder of `{shown}` does not exist; pass `create_parents: true`"),
-            ),
-            _ => io_error(&shown, error),
-        })?;
+            )
+        } else {
+            error
+        }
+    })?;
+    let name = Path::new(relative.file_name().unwrap_or_default());
+    change::replace_file(&folder, name, content.as_bytes())
+        .map_err(|error| io_error(&shown, error))?;
     Ok(json!({"path": shown, "bytes_written": content.len()}))
 }
 
@@ -294,7 +307,7 @@ pub fn create_directory(
     path: String,
     #[ctx] sandbox: State<Sandbox>,
 ) -> Result<Value, ToolError> {
-    let (root, relative) = sandbox.resolve(&path)?;
+    let (root, relative) = sandbox.resolve_for_change(&path)?;
     let shown = sandbox.display(root, &relative);
     if root.dir.exists(&relative) {
         return Err(coded("already_exists", format!("`{shown}` already exists")));
@@ -315,7 +328,7 @@ pub fn delete_directory(
     recursive: bool,
     #[ctx] sandbox: State<Sandbox>,
 ) -> Result<Value, ToolError> {
-    let (root, relative) = sandbox.resolve(&path)?;
+    let (root, relative) = sandbox.resolve_for_change(&path)?;
     let shown = sandbox.display(root, &relative);
     if relative.as_os_str().is_empty() {
         return Err(coded(
@@ -342,8 +355,9 @@ pub fn delete_directory(
     Ok(json!({"deleted": shown, "recursive": recursive}))
 }
 
-/// Move or rename a file or directory within the sandbox.
-#[tool(manual, group = "files")]
+/// Move or rename a file or directory within the sandbox. Symbolic links (and folders
+/// holding them) are not moved, and what is moved is not executable afterwards.
+#[tool(manual, group = "files", destructive)]
 pub fn move_path(
     /// What to move, relative to the sandbox.
     from: String,
@@ -354,8 +368,8 @@ pub fn move_path(
     overwrite: bool,
     #[ctx] sandbox: State<Sandbox>,
 ) -> Result<Value, ToolError> {
-    let (from_root, from_relative) = sandbox.resolve(&from)?;
-    let (to_root, to_relative) = sandbox.resolve(&to)?;
+    let (from_root, from_relative) = sandbox.resolve_for_change(&from)?;
+    let (to_root, to_relative) = sandbox.resolve_for_change(&to)?;
     let (from_shown, to_shown) = (
         sandbox.display(from_root, &from_relative),
         sandbox.display(to_root, &to_relative),
@@ -366,7 +380,14 @@ pub fn move_path(
             "the sandbox root itself cannot be moved or replaced".into(),
         ));
     }
-    root_metadata(from_root, &from_relative, &from_shown)?;
+    let unmovable = change::unmovable(&from_root.dir, &from_relative)
+        .map_err(|error| io_error(&from_shown, error))?;
+    if let Some(why) = unmovable {
+        return Err(coded(
+            "path_not_allowed",
+            format!("`{from_shown}` cannot be moved: {why}"),
+        ));
+    }
     if !overwrite && to_root.dir.symlink_metadata(&to_relative).is_ok() {
         return Err(coded(
             "already_exists",
@@ -377,21 +398,7 @@ pub fn move_path(
         .dir
         .rename(&from_relative, &to_root.dir, &to_relative)
         .map_err(|error| io_error(&format!("{from_shown} → {to_shown}"), error))?;
+    change::clear_execute_bits(&to_root.dir, &to_relative)
+        .map_err(|error| io_error(&to_shown, error))?;
     Ok(json!({"moved": from_shown, "to": to_shown}))
-}
-
-/// Checks that a path exists, and that if it is a symlink, it points inside the sandbox
-/// (moving a link that leads out would hand the way out a new name).
-fn root_metadata(root: &Root, relative: &Path, shown: &str) -> Result<(), ToolError> {
-    let metadata = root
-        .dir
-        .symlink_metadata(relative)
-        .map_err(|error| io_error(shown, error))?;
-    if metadata.is_symlink()
-        && let Err(error) = root.dir.metadata(relative)
-        && error.kind() == std::io::ErrorKind::PermissionDenied
-    {
-        return Err(io_error(shown, error));
-    }
-    Ok(())
 }

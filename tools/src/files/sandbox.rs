@@ -49,16 +49,17 @@ pub(crate) struct Root {
 pub struct Sandbox {
     roots: Vec<Root>,
     pub(crate) limits: FileLimits,
+    /// Names no file tool may create, change, move or delete anything under.
+    protected: Vec<String>,
 }
 
-/// Characters that look like a dot or a slash but are not: refused in paths, so a model (or
-/// a person reading the log) cannot be fooled about where a path leads.
-const LOOKALIKES: &[char] = &[
-    '\u{2024}', '\u{2025}', '\u{2026}', '\u{FF0E}', '\u{FE52}', '\u{3002}',
-    '\u{FF61}', // dots
-    '\u{2215}', '\u{2044}', '\u{FF0F}', '\u{29F8}', '\u{2571}', '\u{FF3C}', '\u{29F5}',
-    '\u{2216}', // slashes
-];
+/// Folders that programs read as configuration or code (git runs what `.git/config` and
+/// `.git/hooks` name): written by a file tool, they would let the next harmless-looking
+/// program run anything.
+const PROTECTED_BY_DEFAULT: &[&str] = &[".git"];
+
+/// Characters a path separator or dot could hide behind.
+const PATH_PUNCTUATION: [char; 3] = ['.', '/', '\\'];
 
 impl Sandbox {
     /// A sandbox with one root folder, which must exist.
@@ -71,6 +72,7 @@ impl Sandbox {
         Ok(Sandbox {
             roots: vec![open_root(name, path)?],
             limits: FileLimits::default(),
+            protected: PROTECTED_BY_DEFAULT.iter().map(|name| (*name).to_owned()).collect(),
         })
     }
 
@@ -89,6 +91,48 @@ impl Sandbox {
     pub fn with_limits(mut self, limits: FileLimits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The names under which file tools change nothing (default: `.git`, whose config and
+    /// hooks git obeys). Compared without regard to case. Reading stays allowed.
+    pub fn with_protected<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.protected = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Like [`resolve`](Self::resolve), for a path a tool will create, change, move or
+    /// delete: refused under a protected name.
+    pub(crate) fn resolve_for_change(&self, path: &str) -> Result<(&Root, PathBuf), ToolError> {
+        let (root, relative) = self.resolve(path)?;
+        let protected = relative.components().find_map(|part| {
+            let part = part.as_os_str().to_string_lossy();
+            self.protected
+                .iter()
+                .find(|name| name.eq_ignore_ascii_case(&part))
+        });
+        if let Some(name) = protected {
+            return Err(path_not_allowed(
+                path,
+                &format!(
+                    "nothing under `{name}` may be changed by file tools (programs read it as configuration)"
+                ),
+            ));
+        }
+        Ok((root, relative))
+    }
+
+    /// The roots' folders (what a confined program may write).
+    pub(crate) fn root_paths(&self) -> Vec<PathBuf> {
+        self.roots.iter().map(|root| root.path.clone()).collect()
+    }
+
+    /// The text checks every sandbox path passes (for paths given to programs).
+    pub(crate) fn check_path_text(&self, path: &str) -> Result<(), ToolError> {
+        check_text(path).map(drop)
     }
 
     /// The root and the checked relative path a model's path stands for.
@@ -194,16 +238,18 @@ fn check_text(path: &str) -> Result<Vec<String>, ToolError> {
             "absolute paths are not allowed; give a path relative to the sandbox",
         ));
     }
-    if path.contains(LOOKALIKES) {
+    if let Some(hidden) = path.chars().find(|c| is_invisible(*c)) {
         return Err(path_not_allowed(
             path,
-            "the path contains a character that looks like `.` or `/` but is not",
+            &format!(
+                "the path contains an invisible or text-direction character (U+{:04X})",
+                u32::from(hidden)
+            ),
         ));
     }
     let mut names = Vec::new();
     for name in path.split('/') {
-        let normalized: String = name.nfkc().collect();
-        if normalized != name && (normalized.contains(['/', '.']) || normalized.trim().is_empty()) {
+        if looks_like_more_punctuation(name) {
             return Err(path_not_allowed(
                 path,
                 "the path contains a character that looks like `.` or `/` but is not",
@@ -221,6 +267,39 @@ fn check_text(path: &str) -> Result<Vec<String>, ToolError> {
         }
     }
     Ok(names)
+}
+
+/// Characters that show nothing, or change the order text is shown in: a path with one does
+/// not read as what it is. Format characters (zero-width spaces and joiners, direction
+/// marks and overrides, the BOM), line and paragraph separators, spaces other than the
+/// ASCII one, private-use and unassigned characters, and the fillers that render blank.
+fn is_invisible(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory as Category, get_general_category};
+    let category = get_general_category(c);
+    matches!(
+        category,
+        Category::Format
+            | Category::LineSeparator
+            | Category::ParagraphSeparator
+            | Category::PrivateUse
+            | Category::Unassigned
+            | Category::Surrogate
+    ) || (category == Category::SpaceSeparator && c != ' ')
+        || matches!(
+            c,
+            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}' | '\u{034F}'
+        )
+}
+
+/// Whether a name would read with more dots or slashes than it has: under compatibility
+/// normalization (`．` is `.`) or Unicode's confusables data (`ꓸ`, `܁` and `․` look like
+/// `.`, `⟋` and `∕` like `/`).
+fn looks_like_more_punctuation(name: &str) -> bool {
+    let count = |text: &mut dyn Iterator<Item = char>| {
+        text.filter(|c| PATH_PUNCTUATION.contains(c)).count()
+    };
+    let literal = count(&mut name.chars());
+    literal < count(&mut name.nfkc()) || literal < count(&mut unicode_security::skeleton(name))
 }
 
 fn has_drive_letter(path: &str) -> bool {
