@@ -61,7 +61,11 @@ impl Server {
         token: Option<&str>,
         body: impl Into<reqwest::Body>,
     ) -> (StatusCode, Value) {
-        let request = self.client.post(format!("{}{path}", self.base)).body(body);
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body);
         let (status, content_type, body) = Self::send(request, token).await;
         assert_eq!(
             content_type.as_deref(),
@@ -211,10 +215,19 @@ async fn approval_flow_end_to_end() {
         json!(["Vaccinated against rabies."])
     );
 
-    // Staff may not approve; admins may.
+    // Staff may not approve: they see no pending call, and the ticket is not theirs to use.
     let (status, body) = server.get("/approvals", Some("staff-token")).await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    assert_eq!(body["error"]["code"], "forbidden");
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["pending"], json!([]));
+    let (status, body) = server
+        .post(
+            "/approvals/approve",
+            Some("staff-token"),
+            json!({ "ticket": ticket }).to_string(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["error"]["code"], "ticket_not_pending");
     let (status, body) = server.get("/approvals", Some("admin-token")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["pending"][0]["tool"], "update_medical_record");
@@ -238,7 +251,7 @@ async fn approval_flow_end_to_end() {
         .post("/approvals/approve", Some("admin-token"), approval)
         .await;
     assert_eq!(status, StatusCode::CONFLICT);
-    assert_eq!(again["error"]["code"], "ticket_used");
+    assert_eq!(again["error"]["code"], "ticket_not_pending");
     let (status, forged) = server
         .post(
             "/approvals/approve",
@@ -388,4 +401,67 @@ async fn two_hundred_concurrent_batches_are_all_answered_correctly() {
         assert_eq!(outcomes[2]["ok"], alice, "pet 2 is alice's: {answer}");
         assert_eq!(outcomes[3]["result"].as_array().unwrap().len(), 4);
     }
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_declared_json_are_refused_so_no_site_can_forge_them() {
+    let server = start().await;
+    let call = json!({"id": "c1", "name": "list_services", "arguments": {}}).to_string();
+    for path in ["/tools/call", "/approvals/approve", "/approvals/deny"] {
+        for content_type in [
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            None,
+        ] {
+            let mut request = server
+                .client
+                .post(format!("{}{path}", server.base))
+                .bearer_auth("admin-token")
+                .body(call.clone());
+            if let Some(content_type) = content_type {
+                request = request.header("content-type", content_type);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{path} {content_type:?}"
+            );
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "unsupported_media_type");
+        }
+    }
+    let response = server
+        .client
+        .post(format!("{}/tools/call", server.base))
+        .header("content-type", "application/json; charset=utf-8")
+        .body(call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn health_tells_each_caller_only_about_its_own_tools() {
+    let server = start().await;
+    let (_, anonymous) = server.get("/health", None).await;
+    let (_, admin) = server.get("/health", Some("admin-token")).await;
+    let public_tools = server.tool_names(None).await.len();
+    let admin_tools = server.tool_names(Some("admin-token")).await.len();
+    assert!(admin_tools > public_tools);
+    assert_eq!(anonymous["tools"], public_tools);
+    assert_eq!(admin["tools"], admin_tools);
+    let (status, refused) = server.get("/health", Some("no-such-token")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(refused, json!({"status": "ok"}));
+}
+
+#[tokio::test]
+async fn the_format_query_is_percent_decoded() {
+    let server = start().await;
+    let (status, body) = server.get("/tools?format=openai%2Dstrict", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["tools"][0]["type"], "function");
 }

@@ -310,7 +310,7 @@ mod tests {
             .into_object_or_summary(&limits)
             .unwrap_err();
         assert!(!summary.to_string().contains("hunter2"));
-        assert_eq!(summary["bytes"], 23);
+        assert_eq!(summary["bytes"], 22);
         assert_eq!(summary["sha256"].as_str().unwrap().len(), 64);
     }
 

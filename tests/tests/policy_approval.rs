@@ -123,7 +123,7 @@ async fn defaults_read_only_and_plain_writes_run_risky_tools_wait_for_approval()
             error.message
         );
     }
-    assert_eq!(registry.pending_approvals().len(), 3);
+    assert_eq!(registry.pending_approvals(&Caller::new("root", "admin")).len(), 3);
 }
 
 #[tokio::test]
@@ -286,7 +286,7 @@ async fn a_ticket_runs_exactly_that_call_once() {
     let waiting = call(&registry, "delete_account", json!({"account": "acc-9"})).await;
     assert_eq!(count(&DELETED, "acc-9"), 0, "nothing ran yet");
     let ticket = ticket(&waiting);
-    let pending = registry.pending_approvals();
+    let pending = registry.pending_approvals(&Caller::new("root", "admin"));
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].arguments, json!({"account": "acc-9"}));
     assert_eq!(pending[0].caller.id(), "alice");
@@ -300,7 +300,7 @@ async fn a_ticket_runs_exactly_that_call_once() {
         registry.approve(&ticket, &manager).await.unwrap_err(),
         TicketError::AlreadyUsed
     );
-    assert!(registry.pending_approvals().is_empty());
+    assert!(registry.pending_approvals(&Caller::new("root", "admin")).is_empty());
     assert_eq!(count(&DELETED, "acc-9"), 1);
 }
 
@@ -413,6 +413,9 @@ impl PendingStore for TamperedStore {
     }
     fn take(&self, ticket_id: &str) -> Option<PendingCall> {
         self.0.take(ticket_id)
+    }
+    fn get(&self, ticket_id: &str) -> Option<PendingCall> {
+        self.0.get(ticket_id)
     }
     fn list(&self) -> Vec<PendingCall> {
         self.0.list()
@@ -533,7 +536,7 @@ async fn a_dry_run_decides_everything_and_runs_nothing() {
     assert_eq!(count(&DELETED, "dry-a"), 0, "the side effect is absent");
     assert_eq!(count(&TRANSFERS, "dry-bob"), 0);
     assert!(
-        registry.pending_approvals().is_empty(),
+        registry.pending_approvals(&Caller::new("root", "admin")).is_empty(),
         "no ticket is issued by a dry run"
     );
     let single = registry

@@ -412,6 +412,7 @@ async fn several_roots_are_addressed_by_name() {
     let registry = Registry::builder()
         .roles(["user"])
         .linked_tools(false)
+        .policy_mode(PolicyMode::Auto)
         .state(sandbox)
         .tool(files::read_file_tool().permission("user"))
         .tool(files::write_file_tool().permission("user"))

@@ -11,7 +11,7 @@ use toolgate::policy::PolicyMode;
 use toolgate::prelude::*;
 use toolgate::{Hints, ToolTemplate};
 use toolgate_tools::files::Sandbox;
-use toolgate_tools::programs::{self, CommandConfig};
+use toolgate_tools::programs::{self, ArgKind, CommandConfig, ProgramPolicy};
 use toolgate_tools::{files, system, tasks, web};
 
 fn user() -> Caller {
@@ -125,11 +125,14 @@ fn programs(timeout: Duration, cap: usize) -> Programs {
     let root = TempDir::new().unwrap();
     fs::create_dir(root.path().join("work")).unwrap();
     fs::write(root.path().join("work/hello.txt"), "hello").unwrap();
-    let config = CommandConfig {
-        timeout,
-        max_output_bytes: cap,
-        ..CommandConfig::allow(["echo", "ls", "sleep", "seq", "false"])
-    };
+    let mut config = CommandConfig::new()
+        .program("echo", ProgramPolicy::new().positionals(ArgKind::Text))
+        .program("ls", ProgramPolicy::ls())
+        .program("sleep", ProgramPolicy::new().positionals(ArgKind::Number))
+        .program("seq", ProgramPolicy::new().positionals(ArgKind::Number))
+        .program("false", ProgramPolicy::new());
+    config.timeout = timeout;
+    config.max_output_bytes = cap;
     let registry = Registry::builder()
         .roles(["user"])
         .linked_tools(false)
@@ -234,7 +237,7 @@ async fn run_command_needs_approval_under_the_default_policy() {
     let registry = Registry::builder()
         .roles(["user"])
         .linked_tools(false)
-        .state(CommandConfig::allow(["echo"]))
+        .state(CommandConfig::new().program("echo", ProgramPolicy::new().positionals(ArgKind::Text)))
         .state(Sandbox::new(root.path()).unwrap())
         .tool(programs::run_command_tool().permission("user"))
         .build()

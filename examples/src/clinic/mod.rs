@@ -18,16 +18,17 @@ pub use tools::{Weekday, hours_for};
 /// The roles, lowest first.
 pub const ROLES: [&str; 4] = ["public", "customer", "staff", "admin"];
 
-/// The registry of the clinic's tools, with the clinic's data as state.
+/// The registry of the clinic's tools, with the clinic's data as state; only admins approve.
 pub fn registry(clinic: Arc<Clinic>) -> Result<Registry, toolgate::BuildError> {
     Registry::builder()
         .roles(ROLES)
         .shared_state(clinic)
         .filter_linked(|tool| tool.group.as_deref() == Some(tools::GROUP))
+        .approver_role("admin")
         .build()
 }
 
-/// The HTTP app: toolgate's router, with callers from bearer tokens; only admins approve.
+/// The HTTP app: toolgate's router, with callers from bearer tokens.
 pub fn app(registry: Registry, clinic: Arc<Clinic>) -> Router {
     let authenticate = move |parts: &Parts| -> Result<Caller, AuthError> {
         let Some(header) = parts.headers.get("authorization") else {
@@ -43,11 +44,7 @@ pub fn app(registry: Registry, clinic: Arc<Clinic>) -> Router {
             .map(|(id, role)| Caller::new(id, role))
             .ok_or_else(|| AuthError::unauthenticated("unknown token"))
     };
-    let options = HttpOptions {
-        approver_role: Some("admin".into()),
-        ..HttpOptions::default()
-    };
-    router(registry, authenticate, options)
+    router(registry, authenticate, HttpOptions::default())
 }
 
 /// Opens (creating and seeding on first run) the database and builds the app.

@@ -136,7 +136,7 @@ impl AuditSink for JsonlFileSink {
 }
 
 /// Length of `,"hash":"<64 hex digits>"}`, the end of every line.
-const HASH_SUFFIX: usize = 10 + 64 + 2;
+const HASH_SUFFIX: usize = 9 + 64 + 2;
 
 /// The hash a line claims and the SHA-256 of its exact hashed bytes (the line up to
 /// `,"hash"`, closed by `}`), or `None` for a line that does not end in a hash.

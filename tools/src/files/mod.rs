@@ -134,11 +134,17 @@ pub fn write_file(
             .create_dir_all(parent)
             .map_err(|error| io_error(&shown, error))?;
     }
-    if root.dir.symlink_metadata(&relative).is_ok_and(|m| m.is_dir()) {
-        return Err(coded(
-            "is_a_directory",
-            format!("`{shown}` is a directory"),
-        ));
+    match root.dir.symlink_metadata(&relative) {
+        Ok(existing) if existing.is_dir() => {
+            return Err(coded("is_a_directory", format!("`{shown}` is a directory")));
+        }
+        Ok(existing) if existing.is_symlink() => {
+            return Err(coded(
+                "path_not_allowed",
+                format!("`{shown}` is a symbolic link; write to the file itself"),
+            ));
+        }
+        _ => {}
     }
     let parent = relative.parent().unwrap_or(Path::new(""));
     let folder = open_dir(root, parent, &shown).map_err(|error| {

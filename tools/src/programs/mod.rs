@@ -45,6 +45,9 @@ pub struct CommandConfig {
     pub timeout: Duration,
     /// Most bytes kept of stdout and of stderr each (default 64 KiB).
     pub max_output_bytes: usize,
+    /// Confine programs with Landlock where the kernel has it (default: yes). Off leaves the
+    /// argument policy, the scrubbed environment and the working folder as the only guards.
+    pub confine: bool,
 }
 
 impl Default for CommandConfig {
@@ -60,6 +63,7 @@ impl CommandConfig {
             programs: BTreeMap::new(),
             timeout: Duration::from_secs(30),
             max_output_bytes: 64 * 1024,
+            confine: true,
         }
     }
 
@@ -137,11 +141,11 @@ fn check(
     })?;
     let shown_folder = cwd.unwrap_or(".").to_owned();
     let (folder, folder_path) = sandbox.directory(&shown_folder)?;
-    let allowed = policy.check(program, args, sandbox, &folder)?;
+    let (args, allowed) = policy.check(program, args, sandbox, &folder)?;
     Ok(Checked {
         program: program.to_owned(),
         executable,
-        args: args.to_vec(),
+        args,
         folder,
         folder_path,
         shown_folder,
@@ -232,7 +236,12 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
         writable: sandbox.root_paths(),
         executable: executable_paths,
     };
-    let (child, confinement) = confine::spawn(command, reach).await.map_err(|error| {
+    let started = if config.confine {
+        confine::spawn(command, reach).await
+    } else {
+        command.spawn().map(|child| (child, Confinement::None))
+    };
+    let (child, confinement) = started.map_err(|error| {
         ToolError::execution(format!("`{program}` could not be started: {error}"))
     })?;
     let mut child = Running(child);

@@ -45,6 +45,8 @@ pub struct ProgramPolicy {
     pub(crate) positionals: Option<ArgKind>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) exec_paths: Vec<std::path::PathBuf>,
+    /// Arguments always given right after a subcommand (`--no-ext-diff` after `diff`).
+    pub(crate) forced: Vec<(String, Vec<String>)>,
 }
 
 impl ProgramPolicy {
@@ -101,9 +103,44 @@ impl ProgramPolicy {
         self
     }
 
-    /// Checks `args` for a program started in `folder`; returns a description of what was
-    /// allowed, for approvers, or the refusal.
+    /// Always gives these arguments right after `subcommand` (before the caller's), e.g.
+    /// flags that switch off what a repository's config could make a program run.
+    pub fn force_after_subcommand<I, S>(mut self, subcommand: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.forced
+            .push((subcommand.into(), args.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Checks `args` for a program started in `folder`; returns the arguments to start it
+    /// with (forced ones added) and a description of what was allowed, for approvers, or
+    /// the refusal.
     pub(crate) fn check(
+        &self,
+        program: &str,
+        args: &[String],
+        sandbox: &Sandbox,
+        folder: &Dir,
+    ) -> Result<(Vec<String>, Vec<String>), ToolError> {
+        let allowed = self.check_each(program, args, sandbox, folder)?;
+        let mut final_args = args.to_vec();
+        if let Some(first) = args.first()
+            && self.subcommands.is_some()
+        {
+            let forced = self
+                .forced
+                .iter()
+                .filter(|(subcommand, _)| subcommand == first)
+                .flat_map(|(_, forced)| forced.iter().cloned());
+            final_args.splice(1..1, forced);
+        }
+        Ok((final_args, allowed))
+    }
+
+    fn check_each(
         &self,
         program: &str,
         args: &[String],
@@ -203,7 +240,9 @@ fn check_value(
 /// A path argument: the sandbox's text checks, then resolved inside the working folder's
 /// handle, so a symlink that leads out is refused (a missing path is judged by its folder).
 fn check_path(program: &str, value: &str, sandbox: &Sandbox, folder: &Dir) -> Result<(), ToolError> {
-    sandbox.check_path_text(value)?;
+    sandbox
+        .check_path_text(value)
+        .map_err(|error| refused(program, value, &error.message))?;
     let mut path = Path::new(value);
     loop {
         match folder.metadata(path) {

@@ -58,6 +58,12 @@ impl ProgramPolicy {
             .env("GIT_PAGER", "cat")
             .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_CONFIG_COUNT", GIT_OVERRIDES.len().to_string());
+        // A repository's config may name an external diff or a text converter; these flags
+        // make git ignore both, so a diff never runs a program.
+        for subcommand in ["diff", "log", "show"] {
+            policy = policy.force_after_subcommand(subcommand, ["--no-ext-diff", "--no-textconv"]);
+        }
+        policy = policy.force_after_subcommand("blame", ["--no-textconv"]);
         for (index, (key, value)) in GIT_OVERRIDES.iter().enumerate() {
             policy = policy
                 .env(format!("GIT_CONFIG_KEY_{index}"), *key)

@@ -27,8 +27,8 @@ const SPECIAL_V4: &[(&str, &str)] = &[
     ("198.51.100.0/24", "documentation (TEST-NET-2)"),
     ("203.0.113.0/24", "documentation (TEST-NET-3)"),
     ("224.0.0.0/4", "multicast"),
-    ("240.0.0.0/4", "reserved"),
     ("255.255.255.255/32", "limited broadcast"),
+    ("240.0.0.0/4", "reserved"),
 ];
 
 /// IPv6 blocks that are not globally reachable (IANA IPv6 Special-Purpose Address Registry,

@@ -1,0 +1,294 @@
+//! What the outside attack suite found, as tests: approval authority in the library, panics
+//! while a tool is stopped, one writer per audit file and byte-exact hashes, bounded error
+//! messages, and one rule for numbers in the schema and the function.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use toolgate::approval::TicketError;
+use toolgate::audit::{JsonlFileSink, LogProblem, verify_log};
+use toolgate::prelude::*;
+
+/// Restart a machine.
+#[tool(permission = "staff", destructive)]
+fn restart(machine: String) -> String {
+    format!("restarted {machine}")
+}
+
+/// Drop every table.
+#[tool(permission = "admin", destructive)]
+fn drop_tables(database: String) -> String {
+    format!("dropped {database}")
+}
+
+/// A future that panics when it is dropped before it finishes.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("dropped while running");
+        }
+    }
+}
+
+/// Hang, and panic when stopped.
+#[tool(permission = "staff", read_only, timeout = "50ms")]
+async fn hang_and_panic_when_stopped() -> u8 {
+    let _guard = PanicsOnDrop;
+    std::future::pending::<()>().await;
+    0
+}
+
+/// Echo a small number.
+#[tool(permission = "staff", read_only)]
+fn small(
+    /// A byte.
+    n: u8,
+    /// A list of bytes.
+    #[serde(default)]
+    more: Vec<u8>,
+) -> Value {
+    json!({"n": n, "more": more})
+}
+
+fn registry() -> Registry {
+    Registry::builder()
+        .roles(["public", "staff", "admin"])
+        .approver_role("staff")
+        .build()
+        .unwrap()
+}
+
+fn ticket(outcome: &ToolOutcome) -> String {
+    outcome.error().unwrap().details.as_ref().unwrap()["ticket"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_approver_decides_only_what_its_role_may_see() {
+    let registry = registry();
+    let admin = Caller::new("root", "admin");
+    let staff = Caller::new("dr-lee", "staff");
+    let public = Caller::new("anonymous", "public");
+    let admins_call = registry
+        .call(&admin, ToolCall::new("1", "drop_tables", json!({"database": "prod"})))
+        .await;
+    let staffs_call = registry
+        .call(&staff, ToolCall::new("2", "restart", json!({"machine": "m1"})))
+        .await;
+    let (admin_ticket, staff_ticket) = (ticket(&admins_call), ticket(&staffs_call));
+
+    // Listing: each approver sees only what it may decide; a non-approver sees nothing.
+    let tools_of = |caller: &Caller| -> Vec<String> {
+        registry
+            .pending_approvals(caller)
+            .into_iter()
+            .map(|call| call.tool)
+            .collect()
+    };
+    assert_eq!(tools_of(&admin), ["drop_tables", "restart"]);
+    assert_eq!(tools_of(&staff), ["restart"]);
+    assert!(tools_of(&public).is_empty());
+    assert!(tools_of(&Caller::new("x", "no-such-role")).is_empty());
+
+    // A staff approver gets the same answer for the admin's call as for a used ticket, and
+    // the call stays waiting for someone who may decide it.
+    assert_eq!(
+        registry.approve(&admin_ticket, &staff).await.unwrap_err(),
+        TicketError::AlreadyUsed
+    );
+    assert_eq!(
+        registry.deny(&admin_ticket, &staff, "no").unwrap_err(),
+        TicketError::AlreadyUsed
+    );
+    // Nobody below the approver role decides anything, not even a call of their own tools.
+    assert_eq!(
+        registry.approve(&staff_ticket, &public).await.unwrap_err(),
+        TicketError::AlreadyUsed
+    );
+    assert_eq!(tools_of(&admin).len(), 2, "refused attempts took nothing");
+
+    let outcome = registry.approve(&admin_ticket, &admin).await.unwrap();
+    assert_eq!(outcome.result.unwrap(), "dropped prod");
+    let outcome = registry.approve(&staff_ticket, &staff).await.unwrap();
+    assert_eq!(outcome.result.unwrap(), "restarted m1");
+    assert_eq!(
+        registry.approve(&staff_ticket, &staff).await.unwrap_err(),
+        TicketError::AlreadyUsed
+    );
+}
+
+#[test]
+fn an_unknown_approver_role_is_a_build_error() {
+    let error = Registry::builder()
+        .roles(["public", "staff"])
+        .approver_role("boss")
+        .build()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("\"boss\""), "{message}");
+    assert!(message.contains("\"public\", \"staff\""), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_while_stopped_still_answers_and_the_registry_keeps_serving() {
+    let registry = registry();
+    let staff = Caller::new("dr-lee", "staff");
+    let call = || ToolCall::new("h", "hang_and_panic_when_stopped", json!({}));
+
+    let outcome = registry.call(&staff, call()).await;
+    assert_eq!(outcome.error().unwrap().code, ErrorCode::Timeout);
+
+    let cancel = CancellationToken::new();
+    let cancelling = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        cancelling.cancel();
+    });
+    let outcome = registry.call_with_cancel(&staff, call(), cancel).await;
+    assert_eq!(outcome.error().unwrap().code, ErrorCode::Cancelled);
+
+    let outcomes = registry.run_batch(&staff, vec![call(), call()]).await;
+    for outcome in &outcomes {
+        assert_eq!(outcome.error().unwrap().code, ErrorCode::Timeout);
+    }
+
+    // A caller that stops waiting drops the call mid-run: the panic stays inside.
+    let dropped = tokio::time::timeout(Duration::from_millis(10), registry.call(&staff, call())).await;
+    assert!(dropped.is_err());
+
+    let outcome = registry
+        .call(&staff, ToolCall::new("s", "small", json!({"n": 3})))
+        .await;
+    assert_eq!(outcome.result.unwrap()["n"], 3, "still serving");
+}
+
+#[test]
+fn a_second_writer_of_one_audit_file_is_refused_and_a_shared_sink_keeps_one_chain() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let first = Arc::new(JsonlFileSink::open(&path).unwrap());
+    let second = JsonlFileSink::open(&path).err().expect("the file is taken");
+    assert_eq!(second.kind(), std::io::ErrorKind::ResourceBusy);
+    assert!(second.to_string().contains("already open"), "{second}");
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let build = || {
+        Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .audit_sink(Arc::clone(&first))
+            .build()
+            .unwrap()
+    };
+    let (for_http, for_mcp) = (build(), build());
+    let staff = Caller::new("dr-lee", "staff");
+    runtime.block_on(async {
+        for index in 0..20 {
+            let registry = if index % 2 == 0 { &for_http } else { &for_mcp };
+            registry
+                .call(&staff, ToolCall::new(index.to_string(), "small", json!({"n": 1})))
+                .await;
+        }
+    });
+    let verified = verify_log(&path).unwrap();
+    assert_eq!(verified.records.len(), 20);
+    drop((for_http, for_mcp, first));
+    assert!(JsonlFileSink::open(&path).is_ok(), "free again once closed");
+}
+
+#[test]
+fn any_change_to_the_bytes_of_an_audit_line_is_detected() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    {
+        let sink = JsonlFileSink::open(&path).unwrap();
+        let registry = Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .audit_sink(sink)
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            for index in 0..3 {
+                registry
+                    .call(
+                        &Caller::new("dr-lee", "staff"),
+                        ToolCall::new(index.to_string(), "small", json!({"n": 7})),
+                    )
+                    .await;
+            }
+        });
+    }
+    let original = std::fs::read_to_string(&path).unwrap();
+    assert!(verify_log(&path).is_ok());
+    let second_line = original.lines().nth(1).unwrap().to_owned();
+    let edits = [
+        // A repeated key: parses to the same value.
+        second_line.replacen("{\"approver\"", "{\"tool\":\"small\",\"approver\"", 1),
+        // An added space.
+        second_line.replacen("\"caller\":", "\"caller\": ", 1),
+        // A changed escape of the same character.
+        second_line.replacen("\"dr-lee\"", "\"dr\\u002dlee\"", 1),
+    ];
+    for edited in edits {
+        assert_ne!(edited, second_line, "the edit applies");
+        std::fs::write(&path, original.replacen(&second_line, &edited, 1)).unwrap();
+        assert_eq!(verify_log(&path), Err(LogProblem::Altered { line: 2 }), "{edited}");
+    }
+}
+
+#[tokio::test]
+async fn error_messages_are_bounded_whatever_the_input() {
+    let registry = registry();
+    let staff = Caller::new("dr-lee", "staff");
+    let huge = "k".repeat(900 * 1024);
+    let mut many = serde_json::Map::new();
+    many.insert("value".into(), json!(1));
+    for index in 0..50_000 {
+        many.insert(format!("unexpected_{index}"), json!(index));
+    }
+    let cases = [
+        ToolCall::new("name", huge.clone(), json!({})),
+        ToolCall::new("key", "small", json!({"n": 1, huge.clone(): 1})),
+        ToolCall::new("value", "small", json!({"n": huge.clone()})),
+        ToolCall::new("keys", "small", Value::Object(many)),
+        ToolCall::new("items", "small", json!({"n": 1, "more": vec![huge.as_str(); 3]})),
+    ];
+    for call in cases {
+        let id = call.id.clone();
+        let outcome = registry.call(&staff, call).await;
+        let text = serde_json::to_string(&outcome).unwrap();
+        assert!(outcome.error().is_some(), "{id}");
+        assert!(text.len() < 16 * 1024, "{id}: {} bytes", text.len());
+    }
+}
+
+#[tokio::test]
+async fn integral_numbers_are_integers_for_the_schema_and_the_function_alike() {
+    let registry = registry();
+    let staff = Caller::new("dr-lee", "staff");
+    let run = |arguments: &str| {
+        registry.call(&staff, ToolCall::new("n", "small", arguments.to_owned()))
+    };
+    for (arguments, n) in [(r#"{"n": 1.0}"#, 1), (r#"{"n": -0}"#, 0), (r#"{"n": -0.0}"#, 0), (r#"{"n": 1E1}"#, 10), (r#"{"n": 2.55e2}"#, 255)] {
+        let outcome = run(arguments).await;
+        assert_eq!(outcome.result.as_ref().unwrap()["n"], n, "{arguments}: {outcome:?}");
+    }
+    let nested = run(r#"{"n": 1, "more": [2.0, 3e0]}"#).await;
+    assert_eq!(nested.result.unwrap()["more"], json!([2, 3]));
+    // Refused by the schema, as the function would refuse them: never by serde alone.
+    for arguments in [r#"{"n": 1.5}"#, r#"{"n": 256.0}"#, r#"{"n": -1.0}"#, r#"{"n": 1e300}"#] {
+        let outcome = run(arguments).await;
+        let error = outcome.error().unwrap();
+        assert_eq!(error.code, ErrorCode::InvalidArguments, "{arguments}");
+        assert!(
+            error.details.as_ref().unwrap().get("violations").is_some(),
+            "{arguments}: the schema refused it: {error:?}"
+        );
+    }
+}
