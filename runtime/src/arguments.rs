@@ -297,9 +297,13 @@ mod tests {
 
     #[test]
     fn integral_floats_become_integers_and_others_stay() {
-        let mut value = json!({"a": 1.0, "b": -0.0, "c": 1E1, "d": [2.5, -3.0], "e": 1e300, "f": 7});
+        let mut value =
+            json!({"a": 1.0, "b": -0.0, "c": 1E1, "d": [2.5, -3.0], "e": 1e300, "f": 7});
         integral_floats_as_integers(&mut value);
-        assert_eq!(value, json!({"a": 1, "b": 0, "c": 10, "d": [2.5, -3], "e": 1e300, "f": 7}));
+        assert_eq!(
+            value,
+            json!({"a": 1, "b": 0, "c": 10, "d": [2.5, -3], "e": 1e300, "f": 7})
+        );
         assert!(value["a"].is_u64() && value["d"][1].is_i64());
     }
 

@@ -47,8 +47,8 @@
 
 pub mod approval;
 mod arguments;
-mod bounded;
 pub mod audit;
+mod bounded;
 mod call;
 mod caller;
 mod context;

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
 use crate::definition::{Risk, ToolDefinition};
-use crate::static_tool::StaticTool;
 use crate::error::ToolError;
+use crate::static_tool::StaticTool;
 use crate::tool::{ReviewFn, Tool, ToolFuture};
 
 /// A `#[tool(manual)]` function, waiting for its permission. `#[tool(manual)] fn read_file`

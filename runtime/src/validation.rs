@@ -73,7 +73,7 @@ fn is_secret_path(path: &str, secrets: &[String]) -> bool {
     let first = first.split('/').next().unwrap_or_default();
     // JSON pointer escapes: `~1` is `/`, `~0` is `~`.
     let first = first.replace("~1", "/").replace("~0", "~");
-    secrets.iter().any(|secret| *secret == first)
+    secrets.contains(&first)
 }
 
 /// jsonschema's message, with the value masked when large or secret, and every allowed value

@@ -123,7 +123,10 @@ async fn every_call_leaves_one_record_even_when_it_never_ran() {
         json!({"user": "alice", "password": REDACTED, "apiKey": REDACTED})
     );
     assert_eq!(
-        (records[2].arguments["unreadable"].clone(), records[2].arguments["bytes"].clone()),
+        (
+            records[2].arguments["unreadable"].clone(),
+            records[2].arguments["bytes"].clone()
+        ),
         (json!(true), json!(9)),
         "unreadable arguments are kept as their size and hash, never as text"
     );

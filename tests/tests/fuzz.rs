@@ -106,7 +106,11 @@ fn argument_text() -> impl Strategy<Value = String> {
 fn check_outcome(outcome: &ToolOutcome) -> Result<(), TestCaseError> {
     if let Err(error) = &outcome.result {
         let size = error.message.len() + error.details.as_ref().map_or(0, |d| d.to_string().len());
-        prop_assert!(size < MAX_MESSAGE, "message of {size} bytes: {}", error.message);
+        prop_assert!(
+            size < MAX_MESSAGE,
+            "message of {size} bytes: {}",
+            error.message
+        );
     }
     Ok(())
 }
@@ -159,9 +163,9 @@ fn target_argument_path(runner: &mut TestRunner, registry: &Registry) -> Result<
         ],
     );
     one_case(runner, strategy, |(name, arguments)| {
-            let outcome = answer(registry, ToolCall::new("f", name, arguments))?;
-            check_outcome(&outcome)
-        })
+        let outcome = answer(registry, ToolCall::new("f", name, arguments))?;
+        check_outcome(&outcome)
+    })
 }
 
 fn target_free_text(runner: &mut TestRunner, registry: &Registry) -> Result<(), String> {
@@ -171,13 +175,13 @@ fn target_free_text(runner: &mut TestRunner, registry: &Registry) -> Result<(), 
         json_value().prop_map(|value| format!("{{\"name\": \"book\", \"arguments\": {value}}}")),
     ];
     one_case(runner, strategy, |text| {
-            if let Ok(calls) = calls_from_text(&text) {
-                for call in calls {
-                    check_outcome(&answer(registry, call)?)?;
-                }
+        if let Ok(calls) = calls_from_text(&text) {
+            for call in calls {
+                check_outcome(&answer(registry, call)?)?;
             }
-            Ok(())
-        })
+        }
+        Ok(())
+    })
 }
 
 fn target_provider_parsers(runner: &mut TestRunner, registry: &Registry) -> Result<(), String> {
@@ -193,20 +197,20 @@ fn target_provider_parsers(runner: &mut TestRunner, registry: &Registry) -> Resu
     });
     let strategy = prop_oneof![json_value(), call_like];
     one_case(runner, strategy, |message| {
-            let parsed = [
-                openai::calls_from_chat(&message),
-                openai::calls_from_responses(&message),
-                anthropic::calls_from_message(&message),
-                gemini::calls_from_response(&message),
-                mcp::call_from_params("1", &message).map(|call| vec![call]),
-            ];
-            for calls in parsed.into_iter().flatten() {
-                for call in calls {
-                    check_outcome(&answer(registry, call)?)?;
-                }
+        let parsed = [
+            openai::calls_from_chat(&message),
+            openai::calls_from_responses(&message),
+            anthropic::calls_from_message(&message),
+            gemini::calls_from_response(&message),
+            mcp::call_from_params("1", &message).map(|call| vec![call]),
+        ];
+        for calls in parsed.into_iter().flatten() {
+            for call in calls {
+                check_outcome(&answer(registry, call)?)?;
             }
-            Ok(())
-        })
+        }
+        Ok(())
+    })
 }
 
 type Target = fn(&mut TestRunner, &Registry) -> Result<(), String>;

@@ -76,10 +76,16 @@ async fn an_approver_decides_only_what_its_role_may_see() {
     let staff = Caller::new("dr-lee", "staff");
     let public = Caller::new("anonymous", "public");
     let admins_call = registry
-        .call(&admin, ToolCall::new("1", "drop_tables", json!({"database": "prod"})))
+        .call(
+            &admin,
+            ToolCall::new("1", "drop_tables", json!({"database": "prod"})),
+        )
         .await;
     let staffs_call = registry
-        .call(&staff, ToolCall::new("2", "restart", json!({"machine": "m1"})))
+        .call(
+            &staff,
+            ToolCall::new("2", "restart", json!({"machine": "m1"})),
+        )
         .await;
     let (admin_ticket, staff_ticket) = (ticket(&admins_call), ticket(&staffs_call));
 
@@ -159,7 +165,8 @@ async fn a_tool_that_panics_while_stopped_still_answers_and_the_registry_keeps_s
     }
 
     // A caller that stops waiting drops the call mid-run: the panic stays inside.
-    let dropped = tokio::time::timeout(Duration::from_millis(10), registry.call(&staff, call())).await;
+    let dropped =
+        tokio::time::timeout(Duration::from_millis(10), registry.call(&staff, call())).await;
     assert!(dropped.is_err());
 
     let outcome = registry
@@ -191,7 +198,10 @@ fn a_second_writer_of_one_audit_file_is_refused_and_a_shared_sink_keeps_one_chai
         for index in 0..20 {
             let registry = if index % 2 == 0 { &for_http } else { &for_mcp };
             registry
-                .call(&staff, ToolCall::new(index.to_string(), "small", json!({"n": 1})))
+                .call(
+                    &staff,
+                    ToolCall::new(index.to_string(), "small", json!({"n": 1})),
+                )
                 .await;
         }
     });
@@ -238,7 +248,11 @@ fn any_change_to_the_bytes_of_an_audit_line_is_detected() {
     for edited in edits {
         assert_ne!(edited, second_line, "the edit applies");
         std::fs::write(&path, original.replacen(&second_line, &edited, 1)).unwrap();
-        assert_eq!(verify_log(&path), Err(LogProblem::Altered { line: 2 }), "{edited}");
+        assert_eq!(
+            verify_log(&path),
+            Err(LogProblem::Altered { line: 2 }),
+            "{edited}"
+        );
     }
 }
 
@@ -257,7 +271,11 @@ async fn error_messages_are_bounded_whatever_the_input() {
         ToolCall::new("key", "small", json!({"n": 1, huge.clone(): 1})),
         ToolCall::new("value", "small", json!({"n": huge.clone()})),
         ToolCall::new("keys", "small", Value::Object(many)),
-        ToolCall::new("items", "small", json!({"n": 1, "more": vec![huge.as_str(); 3]})),
+        ToolCall::new(
+            "items",
+            "small",
+            json!({"n": 1, "more": vec![huge.as_str(); 3]}),
+        ),
     ];
     for call in cases {
         let id = call.id.clone();
@@ -272,17 +290,31 @@ async fn error_messages_are_bounded_whatever_the_input() {
 async fn integral_numbers_are_integers_for_the_schema_and_the_function_alike() {
     let registry = registry();
     let staff = Caller::new("dr-lee", "staff");
-    let run = |arguments: &str| {
-        registry.call(&staff, ToolCall::new("n", "small", arguments.to_owned()))
-    };
-    for (arguments, n) in [(r#"{"n": 1.0}"#, 1), (r#"{"n": -0}"#, 0), (r#"{"n": -0.0}"#, 0), (r#"{"n": 1E1}"#, 10), (r#"{"n": 2.55e2}"#, 255)] {
+    let run =
+        |arguments: &str| registry.call(&staff, ToolCall::new("n", "small", arguments.to_owned()));
+    for (arguments, n) in [
+        (r#"{"n": 1.0}"#, 1),
+        (r#"{"n": -0}"#, 0),
+        (r#"{"n": -0.0}"#, 0),
+        (r#"{"n": 1E1}"#, 10),
+        (r#"{"n": 2.55e2}"#, 255),
+    ] {
         let outcome = run(arguments).await;
-        assert_eq!(outcome.result.as_ref().unwrap()["n"], n, "{arguments}: {outcome:?}");
+        assert_eq!(
+            outcome.result.as_ref().unwrap()["n"],
+            n,
+            "{arguments}: {outcome:?}"
+        );
     }
     let nested = run(r#"{"n": 1, "more": [2.0, 3e0]}"#).await;
     assert_eq!(nested.result.unwrap()["more"], json!([2, 3]));
     // Refused by the schema, as the function would refuse them: never by serde alone.
-    for arguments in [r#"{"n": 1.5}"#, r#"{"n": 256.0}"#, r#"{"n": -1.0}"#, r#"{"n": 1e300}"#] {
+    for arguments in [
+        r#"{"n": 1.5}"#,
+        r#"{"n": 256.0}"#,
+        r#"{"n": -1.0}"#,
+        r#"{"n": 1e300}"#,
+    ] {
         let outcome = run(arguments).await;
         let error = outcome.error().unwrap();
         assert_eq!(error.code, ErrorCode::InvalidArguments, "{arguments}");

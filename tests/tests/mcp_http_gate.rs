@@ -11,7 +11,11 @@ use toolgate::{Caller, Registry};
 use tower::ServiceExt;
 
 fn authenticate(parts: &Parts) -> Result<Caller, AuthError> {
-    match parts.headers.get("authorization").map(|value| value.as_bytes()) {
+    match parts
+        .headers
+        .get("authorization")
+        .map(|value| value.as_bytes())
+    {
         None => Ok(Caller::new("anonymous", "public")),
         Some(b"Bearer good") => Ok(Caller::new("dr-lee", "staff")),
         Some(b"Bearer banned") => Err(AuthError::forbidden("this account is suspended")),
@@ -46,7 +50,9 @@ fn initialize(host: &str, token: Option<&str>) -> Request<Body> {
 #[tokio::test]
 async fn an_unknown_token_gets_401_with_a_bearer_challenge() {
     let options = McpHttpOptions {
-        resource_metadata: Some("https://mcp.example.com/.well-known/oauth-protected-resource".into()),
+        resource_metadata: Some(
+            "https://mcp.example.com/.well-known/oauth-protected-resource".into(),
+        ),
         ..McpHttpOptions::default()
     };
     let service = http_service_with(registry(), authenticate, options);
@@ -56,7 +62,9 @@ async fn an_unknown_token_gets_401_with_a_bearer_challenge() {
         .await
         .unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
-    let challenge = refused.headers()[header::WWW_AUTHENTICATE].to_str().unwrap();
+    let challenge = refused.headers()[header::WWW_AUTHENTICATE]
+        .to_str()
+        .unwrap();
     assert_eq!(
         challenge,
         "Bearer error=\"invalid_token\", resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource\""
@@ -74,7 +82,11 @@ async fn an_unknown_token_gets_401_with_a_bearer_challenge() {
             .contains("insufficient_scope")
     );
     for token in [None, Some("good")] {
-        let accepted = service.clone().oneshot(initialize("localhost", token)).await.unwrap();
+        let accepted = service
+            .clone()
+            .oneshot(initialize("localhost", token))
+            .await
+            .unwrap();
         assert_eq!(accepted.status(), StatusCode::OK, "{token:?}");
     }
 }
@@ -98,6 +110,9 @@ async fn other_hosts_are_refused_by_default_and_answered_once_named() {
         .await
         .unwrap();
     assert_eq!(answered.status(), StatusCode::OK);
-    let other = open.oneshot(initialize("evil.example.net", None)).await.unwrap();
+    let other = open
+        .oneshot(initialize("evil.example.net", None))
+        .await
+        .unwrap();
     assert!(other.status().is_client_error());
 }

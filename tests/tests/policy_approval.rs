@@ -123,7 +123,12 @@ async fn defaults_read_only_and_plain_writes_run_risky_tools_wait_for_approval()
             error.message
         );
     }
-    assert_eq!(registry.pending_approvals(&Caller::new("root", "admin")).len(), 3);
+    assert_eq!(
+        registry
+            .pending_approvals(&Caller::new("root", "admin"))
+            .len(),
+        3
+    );
 }
 
 #[tokio::test]
@@ -300,7 +305,11 @@ async fn a_ticket_runs_exactly_that_call_once() {
         registry.approve(&ticket, &manager).await.unwrap_err(),
         TicketError::AlreadyUsed
     );
-    assert!(registry.pending_approvals(&Caller::new("root", "admin")).is_empty());
+    assert!(
+        registry
+            .pending_approvals(&Caller::new("root", "admin"))
+            .is_empty()
+    );
     assert_eq!(count(&DELETED, "acc-9"), 1);
 }
 
@@ -536,7 +545,9 @@ async fn a_dry_run_decides_everything_and_runs_nothing() {
     assert_eq!(count(&DELETED, "dry-a"), 0, "the side effect is absent");
     assert_eq!(count(&TRANSFERS, "dry-bob"), 0);
     assert!(
-        registry.pending_approvals(&Caller::new("root", "admin")).is_empty(),
+        registry
+            .pending_approvals(&Caller::new("root", "admin"))
+            .is_empty(),
         "no ticket is issued by a dry run"
     );
     let single = registry

@@ -9,11 +9,11 @@ use axum::http::request::Parts;
 use axum::http::{Request, header};
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use toolgate::ToolArguments;
 use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
 use toolgate::audit::{JsonlFileSink, TracingSink};
 use toolgate::http::{AuthError, HttpOptions, router};
 use toolgate::prelude::*;
-use toolgate::ToolArguments;
 use tower::ServiceExt;
 
 const SECRET: &str = "hunter2-Sup3rSecret";
@@ -27,6 +27,7 @@ fn sign_in(
     #[schemars(length(min = 30))]
     password: String,
 ) -> String {
+    let _ = password;
     format!("{user} signed in")
 }
 
@@ -81,12 +82,19 @@ fn attempts() -> Vec<ToolCall> {
             ),
         ),
         ToolCall::new("not-object", "sign_in", format!(r#"["{SECRET}"]"#)),
-        ToolCall::new("pending", "rotate", json!({"account": "a", "newKey": SECRET})),
+        ToolCall::new(
+            "pending",
+            "rotate",
+            json!({"account": "a", "newKey": SECRET}),
+        ),
     ]
 }
 
 fn must_not_leak(place: &str, text: &str) {
-    assert!(!text.contains(SECRET), "the secret leaked through {place}: {text}");
+    assert!(
+        !text.contains(SECRET),
+        "the secret leaked through {place}: {text}"
+    );
 }
 
 fn registry(dir: &TempDir) -> Registry {
@@ -156,8 +164,15 @@ fn no_call_path_of_the_registry_reveals_a_secret() {
         let pending = registry.pending_approvals(&admin());
         assert_eq!(pending.len(), 2, "one ticket per rotate call");
         seen.push(serde_json::to_string(&pending).unwrap());
-        let approved = registry.approve(&pending[0].ticket, &admin()).await.unwrap();
-        assert_eq!(approved.result.as_ref().unwrap(), "rotated a", "runs with the real value");
+        let approved = registry
+            .approve(&pending[0].ticket, &admin())
+            .await
+            .unwrap();
+        assert_eq!(
+            approved.result.as_ref().unwrap(),
+            "rotated a",
+            "runs with the real value"
+        );
         seen.push(serde_json::to_string(&approved).unwrap());
         let denied = registry.deny(&pending[1].ticket, &admin(), "no").unwrap();
         seen.push(serde_json::to_string(&denied).unwrap());
@@ -209,7 +224,10 @@ async fn an_in_process_approver_sees_secrets_redacted_and_the_call_keeps_them() 
 
 #[tokio::test]
 async fn http_bodies_never_carry_a_secret() {
-    let registry = Registry::builder().roles(["user", "admin"]).build().unwrap();
+    let registry = Registry::builder()
+        .roles(["user", "admin"])
+        .build()
+        .unwrap();
     let authenticate = |parts: &Parts| -> Result<Caller, AuthError> {
         match parts.headers.get("authorization").map(|v| v.as_bytes()) {
             Some(b"Bearer admin") => Ok(admin()),
@@ -226,7 +244,9 @@ async fn http_bodies_never_carry_a_secret() {
             .oneshot(request.body(Body::from(body.to_string())).unwrap())
     };
     let text = |response: axum::response::Response| async move {
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
         String::from_utf8(bytes.to_vec()).unwrap()
     };
     let calls: Vec<Value> = attempts()
@@ -238,12 +258,21 @@ async fn http_bodies_never_carry_a_secret() {
             _ => None,
         })
         .collect();
-    let answer = text(send(json!({"calls": calls}), "/tools/call", false).await.unwrap()).await;
-    must_not_leak("POST /tools/call", &answer);
-    let dry = text(
-        send(json!({"calls": calls, "dry_run": true}), "/tools/call", false)
+    let answer = text(
+        send(json!({"calls": calls}), "/tools/call", false)
             .await
             .unwrap(),
+    )
+    .await;
+    must_not_leak("POST /tools/call", &answer);
+    let dry = text(
+        send(
+            json!({"calls": calls, "dry_run": true}),
+            "/tools/call",
+            false,
+        )
+        .await
+        .unwrap(),
     )
     .await;
     must_not_leak("a dry run over HTTP", &dry);
@@ -260,6 +289,11 @@ async fn http_bodies_never_carry_a_secret() {
     let listing: Value = serde_json::from_str(&text(listing).await).unwrap();
     must_not_leak("GET /approvals", &listing.to_string());
     let ticket = listing["pending"][0]["ticket"].as_str().unwrap().to_owned();
-    let denied = text(send(json!({"ticket": ticket}), "/approvals/deny", true).await.unwrap()).await;
+    let denied = text(
+        send(json!({"ticket": ticket}), "/approvals/deny", true)
+            .await
+            .unwrap(),
+    )
+    .await;
     must_not_leak("POST /approvals/deny", &denied);
 }

@@ -106,7 +106,10 @@ async fn flags_that_run_code_or_reach_outside_are_refused_before_the_program_sta
         ("git", vec!["-c", &alias, "x"]),
         ("git", vec!["-c", &fsmonitor, "status"]),
         ("git", vec!["-C", &outside, "init"]),
-        ("git", vec!["diff", "--no-index", &output, "notes.txt", "notes.txt"]),
+        (
+            "git",
+            vec!["diff", "--no-index", &output, "notes.txt", "notes.txt"],
+        ),
         ("git", vec!["diff", &output]),
         ("git", vec![&exec_path, "x"]),
         ("git", vec!["--git-dir=/tmp", "status"]),
@@ -148,13 +151,29 @@ async fn flags_that_run_code_or_reach_outside_are_refused_before_the_program_sta
 #[tokio::test]
 async fn ordinary_use_still_works() {
     let lab = lab(PolicyMode::Auto);
-    let status = lab.run("git", &["status", "--short"], "repo").await.unwrap();
+    let status = lab
+        .run("git", &["status", "--short"], "repo")
+        .await
+        .unwrap();
     assert_eq!(status["exit_code"], 0, "{status}");
-    let log = lab.run("git", &["log", "--oneline", "-n", "1"], "repo").await.unwrap();
+    let log = lab
+        .run("git", &["log", "--oneline", "-n", "1"], "repo")
+        .await
+        .unwrap();
     assert!(log["stdout"].as_str().unwrap().contains("first"), "{log}");
-    let diff = lab.run("git", &["diff", "--stat", "HEAD", "--", "notes.txt"], "repo").await.unwrap();
+    let diff = lab
+        .run(
+            "git",
+            &["diff", "--stat", "HEAD", "--", "notes.txt"],
+            "repo",
+        )
+        .await
+        .unwrap();
     assert_eq!(diff["exit_code"], 0, "{diff}");
-    let found = lab.run("find", &[".", "-name", "*.txt", "-type", "f"], "repo").await.unwrap();
+    let found = lab
+        .run("find", &[".", "-name", "*.txt", "-type", "f"], "repo")
+        .await
+        .unwrap();
     assert_eq!(found["stdout"], "./notes.txt\n", "{found}");
     let listed = lab.run("ls", &["-la", "."], "repo").await.unwrap();
     assert!(listed["stdout"].as_str().unwrap().contains("notes.txt"));
@@ -171,12 +190,20 @@ async fn a_repository_cannot_make_git_run_a_program() {
 async fn a_repository_cannot_make_git_run_a_program_when(confine: bool) {
     let lab = lab_with(PolicyMode::Auto, confine);
     // The file tools may not write git's config or hooks.
-    for path in ["repo/.git/config", "repo/.git/hooks/pre-commit", "repo/.GIT/config"] {
+    for path in [
+        "repo/.git/config",
+        "repo/.git/hooks/pre-commit",
+        "repo/.GIT/config",
+    ] {
         let refused = lab
             .registry
             .call(
                 &Caller::new("agent", "user"),
-                ToolCall::new("w", "write_file", json!({"path": path, "content": "[core]\n"})),
+                ToolCall::new(
+                    "w",
+                    "write_file",
+                    json!({"path": path, "content": "[core]\n"}),
+                ),
             )
             .await;
         assert_eq!(
@@ -194,11 +221,19 @@ async fn a_repository_cannot_make_git_run_a_program_when(confine: bool) {
     ));
     std::fs::write(&config, text).unwrap();
     std::fs::write(lab.sandbox.path().join("repo/notes.txt"), "changed\n").unwrap();
-    for args in [vec!["status"], vec!["diff"], vec!["log", "-p"], vec!["show"]] {
+    for args in [
+        vec!["status"],
+        vec!["diff"],
+        vec!["log", "-p"],
+        vec!["show"],
+    ] {
         let ran = lab.run("git", &args, "repo").await.unwrap();
         assert_eq!(ran["exit_code"], 0, "{args:?}: {ran}");
     }
-    assert!(!lab.marker().exists(), "the repository's config ran nothing");
+    assert!(
+        !lab.marker().exists(),
+        "the repository's config ran nothing"
+    );
 }
 
 #[tokio::test]
@@ -239,7 +274,11 @@ async fn an_approver_sees_the_exact_command_and_a_refused_one_is_never_shown() {
     assert_eq!(review["working_folder"], "repo");
     assert_eq!(
         review["allowed_by_policy"],
-        json!(["subcommand `log`", "flag `--format=%h %s`", "flag `-n` with number `3`"])
+        json!([
+            "subcommand `log`",
+            "flag `--format=%h %s`",
+            "flag `-n` with number `3`"
+        ])
     );
     let refused = lab
         .registry
@@ -252,9 +291,14 @@ async fn an_approver_sees_the_exact_command_and_a_refused_one_is_never_shown() {
             ),
         )
         .await;
-    assert_eq!(refused.error().unwrap().code.as_str(), "argument_not_allowed");
     assert_eq!(
-        lab.registry.pending_approvals(&Caller::new("root", "user")).len(),
+        refused.error().unwrap().code.as_str(),
+        "argument_not_allowed"
+    );
+    assert_eq!(
+        lab.registry
+            .pending_approvals(&Caller::new("root", "user"))
+            .len(),
         1,
         "no approver is asked about a call that could not run"
     );

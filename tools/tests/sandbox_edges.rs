@@ -38,7 +38,10 @@ fn fixture() -> Fixture {
 impl Fixture {
     async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
         self.registry
-            .call(&Caller::new("u", "user"), ToolCall::new("1", tool, arguments))
+            .call(
+                &Caller::new("u", "user"),
+                ToolCall::new("1", tool, arguments),
+            )
             .await
             .result
     }
@@ -58,14 +61,21 @@ async fn a_move_never_re_aims_a_symlink() {
             .call("move_path", json!({"from": from, "to": to}))
             .await
             .unwrap_err();
-        assert_eq!(refused.code.as_str(), "path_not_allowed", "{from}: {refused:?}");
+        assert_eq!(
+            refused.code.as_str(),
+            "path_not_allowed",
+            "{from}: {refused:?}"
+        );
         assert!(refused.message.contains("link"), "{}", refused.message);
     }
     assert!(root.join("a/b/dangling").is_symlink(), "nothing moved");
     fs::write(root.join("plain.txt"), "x").unwrap();
-    f.call("move_path", json!({"from": "plain.txt", "to": "a/plain.txt"}))
-        .await
-        .unwrap();
+    f.call(
+        "move_path",
+        json!({"from": "plain.txt", "to": "a/plain.txt"}),
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -77,9 +87,12 @@ async fn a_write_replaces_a_hard_link_instead_of_writing_through_it() {
         eprintln!("the temporary folders are on different file systems; no hard link to test");
         return;
     }
-    f.call("write_file", json!({"path": "linked.txt", "content": "overwritten"}))
-        .await
-        .unwrap();
+    f.call(
+        "write_file",
+        json!({"path": "linked.txt", "content": "overwritten"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(fs::read_to_string(&victim).unwrap(), "original");
     assert_eq!(fs::read_to_string(&link).unwrap(), "overwritten");
 }
@@ -90,9 +103,12 @@ async fn nothing_the_file_tools_write_or_move_is_executable() {
     let root = f.root.path();
     fs::write(root.join("script.sh"), "#!/bin/sh\n").unwrap();
     fs::set_permissions(root.join("script.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    f.call("write_file", json!({"path": "script.sh", "content": "#!/bin/sh\necho hi\n"}))
-        .await
-        .unwrap();
+    f.call(
+        "write_file",
+        json!({"path": "script.sh", "content": "#!/bin/sh\necho hi\n"}),
+    )
+    .await
+    .unwrap();
     fs::create_dir_all(root.join("hooks")).unwrap();
     fs::write(root.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
     fs::set_permissions(
@@ -108,10 +124,18 @@ async fn nothing_the_file_tools_write_or_move_is_executable() {
     f.call("move_path", json!({"from": "tool", "to": "tool2"}))
         .await
         .unwrap();
-    f.call("write_file", json!({"path": "new.sh", "content": "x", "create_parents": true}))
-        .await
-        .unwrap();
-    for path in ["script.sh", "moved-hooks/pre-commit.sample", "tool2", "new.sh"] {
+    f.call(
+        "write_file",
+        json!({"path": "new.sh", "content": "x", "create_parents": true}),
+    )
+    .await
+    .unwrap();
+    for path in [
+        "script.sh",
+        "moved-hooks/pre-commit.sample",
+        "tool2",
+        "new.sh",
+    ] {
         let mode = fs::metadata(root.join(path)).unwrap().permissions().mode();
         assert_eq!(mode & 0o7111, 0, "{path} has mode {mode:o}");
     }
@@ -121,19 +145,19 @@ async fn nothing_the_file_tools_write_or_move_is_executable() {
 async fn look_alike_and_invisible_characters_are_refused() {
     let f = fixture();
     let paths = [
-        "\u{27CB}etc",              // ⟋ mathematical rising diagonal
-        "\u{A4F8}\u{A4F8}/x",       // ꓸꓸ Lisu letter tone mya ti
-        "\u{0701}\u{0701}/x",       // ܁܁ Syriac supralinear full stop
-        "..\u{200B}/x",             // dots and a zero-width space
-        "a\u{202E}txt.exe",         // right-to-left override
-        "a\u{2066}b",               // left-to-right isolate
-        "\u{2024}\u{2024}/x",       // one dot leader
-        "\u{FF0E}\u{FF0E}/x",       // fullwidth full stop
-        "a\u{2215}b",               // division slash
-        "x\u{00A0}y",               // no-break space
-        "\u{3164}",                 // Hangul filler
-        "a\u{FEFF}b",               // byte order mark
-        "a\u{E000}b",               // private use
+        "\u{27CB}etc",        // ⟋ mathematical rising diagonal
+        "\u{A4F8}\u{A4F8}/x", // ꓸꓸ Lisu letter tone mya ti
+        "\u{0701}\u{0701}/x", // ܁܁ Syriac supralinear full stop
+        "..\u{200B}/x",       // dots and a zero-width space
+        "a\u{202E}txt.exe",   // right-to-left override
+        "a\u{2066}b",         // left-to-right isolate
+        "\u{2024}\u{2024}/x", // one dot leader
+        "\u{FF0E}\u{FF0E}/x", // fullwidth full stop
+        "a\u{2215}b",         // division slash
+        "x\u{00A0}y",         // no-break space
+        "\u{3164}",           // Hangul filler
+        "a\u{FEFF}b",         // byte order mark
+        "a\u{E000}b",         // private use
     ];
     for path in paths {
         for (tool, arguments) in [
@@ -159,6 +183,10 @@ fn tools_that_replace_files_say_they_are_destructive() {
             definition.name.as_str(),
             "write_file" | "move_path" | "delete_directory"
         );
-        assert_eq!(definition.hints.destructive, replaces, "{}", definition.name);
+        assert_eq!(
+            definition.hints.destructive, replaces,
+            "{}",
+            definition.name
+        );
     }
 }

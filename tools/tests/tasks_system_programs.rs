@@ -237,7 +237,9 @@ async fn run_command_needs_approval_under_the_default_policy() {
     let registry = Registry::builder()
         .roles(["user"])
         .linked_tools(false)
-        .state(CommandConfig::new().program("echo", ProgramPolicy::new().positionals(ArgKind::Text)))
+        .state(
+            CommandConfig::new().program("echo", ProgramPolicy::new().positionals(ArgKind::Text)),
+        )
         .state(Sandbox::new(root.path()).unwrap())
         .tool(programs::run_command_tool().permission("user"))
         .build()

@@ -222,3 +222,85 @@ async fn loopback_private_and_link_local_addresses_are_refused_by_default() {
         );
     }
 }
+
+/// Set in the child process that `proxies_from_the_environment_are_never_used` starts.
+const PROXY_CHILD: &str = "TOOLGATE_TEST_PROXY_CHILD";
+
+/// A "proxy" that answers every request itself, as a hostile or misconfigured one could.
+async fn proxy() -> String {
+    let app = Router::new().fallback(|| async { "answered by the proxy" });
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    address
+}
+
+#[tokio::test]
+async fn proxies_from_the_environment_are_never_used() {
+    if std::env::var_os(PROXY_CHILD).is_some() {
+        // In the child, every proxy variable points at the proxy: the fetch must still go to
+        // the checked address itself.
+        let base = server().await;
+        let registry = registry(loopback_allowed());
+        for url in [format!("{base}/plain"), format!("{base}/page")] {
+            let page = fetch(&registry, json!({"url": url})).await.unwrap();
+            let text = page["text"].as_str().unwrap();
+            assert!(
+                !text.contains("proxy"),
+                "{url} went through the proxy: {text}"
+            );
+        }
+        return;
+    }
+    // Environment variables are process-wide: the check runs in a child process of its own.
+    let proxy = proxy().await;
+    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args([
+            "--exact",
+            "proxies_from_the_environment_are_never_used",
+            "--nocapture",
+        ])
+        .env(PROXY_CHILD, "1");
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        child.env(name, &proxy);
+    }
+    child.env_remove("NO_PROXY").env_remove("no_proxy");
+    let output = child.output().await.unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        printed.contains("1 passed"),
+        "the child ran the check: {printed}"
+    );
+}
+
+#[tokio::test]
+async fn ipv6_forms_of_loopback_and_private_addresses_are_refused() {
+    let registry = registry(WebConfig::default());
+    for url in [
+        "http://[::127.0.0.1]/",
+        "http://[::ffff:0:7f00:1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[fec0::1]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://[2002:7f00:1::1]/",
+        "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+    ] {
+        let refused = fetch(&registry, json!({"url": url})).await.unwrap_err();
+        assert_eq!(refused.code.as_str(), "address_not_allowed", "{url}");
+    }
+}

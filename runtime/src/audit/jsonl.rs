@@ -143,9 +143,7 @@ const HASH_SUFFIX: usize = 9 + 64 + 2;
 pub(crate) fn claimed_and_actual_hash(line: &[u8]) -> Option<(&str, String)> {
     let split = line.len().checked_sub(HASH_SUFFIX)?;
     let (body, suffix) = line.split_at(split);
-    let claimed = suffix
-        .strip_prefix(b",\"hash\":\"")?
-        .strip_suffix(b"\"}")?;
+    let claimed = suffix.strip_prefix(b",\"hash\":\"")?.strip_suffix(b"\"}")?;
     let claimed = std::str::from_utf8(claimed).ok()?;
     let mut hasher = Sha256::new();
     hasher.update(body);

@@ -295,7 +295,10 @@ pub fn http_service_with(
     });
     Router::new()
         .fallback_service(mcp)
-        .layer(axum::middleware::from_fn_with_state(gate, authenticate_first))
+        .layer(axum::middleware::from_fn_with_state(
+            gate,
+            authenticate_first,
+        ))
 }
 
 /// What the authentication in front of the MCP layer needs.

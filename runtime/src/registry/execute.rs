@@ -339,9 +339,10 @@ async fn perform(
 /// serde's message for arguments the function could not read may quote a value; for a tool
 /// with secret parameters it is withheld (the schema, checked before, named the rule).
 fn withhold_secrets(entry: &Entry, error: ToolError) -> ToolError {
-    let from_deserializing = error.details.as_ref().is_some_and(|details| {
-        details.get("stage").and_then(Value::as_str) == Some("deserialize")
-    });
+    let from_deserializing = error
+        .details
+        .as_ref()
+        .is_some_and(|details| details.get("stage").and_then(Value::as_str) == Some("deserialize"));
     if from_deserializing && !entry.definition.secret_arguments.is_empty() {
         return ToolError::invalid_arguments(
             "the arguments could not be read into the tool's parameter types (the details are withheld because this tool takes secret arguments); check each value's type",

@@ -9,8 +9,7 @@ use futures::FutureExt;
 use serde_json::{Value, json};
 
 use crate::approval::{
-    ApprovalAnswer, ApprovalRequest, Approver, PendingCall, PendingStore, TicketError,
-    TicketSigner,
+    ApprovalAnswer, ApprovalRequest, Approver, PendingCall, PendingStore, TicketError, TicketSigner,
 };
 use crate::audit::{AuditSink, History, REDACTED, redact};
 use crate::caller::Caller;
@@ -116,7 +115,10 @@ pub(crate) async fn authorize(
         }
         Decision::RequireApproval { reason } => reason,
     };
-    let key = (asking.caller.id().to_owned(), asking.entry.definition.name.clone());
+    let key = (
+        asking.caller.id().to_owned(),
+        asking.entry.definition.name.clone(),
+    );
     if governance.approved_always(&key) {
         trail.decision = "approved_always";
         return Ok(Authorized::Run(arguments));
@@ -128,9 +130,16 @@ pub(crate) async fn authorize(
         return Err(defer(asking, arguments, reason, review));
     };
     trail.approver = Some(approver_name.clone());
-    let answer = ask(asking, approver_name, approver.as_ref(), &arguments, reason, review)
-        .await
-        .inspect_err(|_| trail.decision = "require_approval")?;
+    let answer = ask(
+        asking,
+        approver_name,
+        approver.as_ref(),
+        &arguments,
+        reason,
+        review,
+    )
+    .await
+    .inspect_err(|_| trail.decision = "require_approval")?;
     apply_answer(asking, key, answer, arguments, trail).map(Authorized::Run)
 }
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::arguments::integral_floats_as_integers;
 use crate::context::{StateMap, StateRequirement, ToolContext};
-use crate::error::ToolError;
 use crate::definition::{ToolDefinition, is_valid_tool_name};
+use crate::error::ToolError;
 use crate::formats::schema::nulls;
 use crate::formats::{Format, Provider};
 use crate::registry::problems::BuildProblem;

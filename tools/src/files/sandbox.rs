@@ -72,7 +72,10 @@ impl Sandbox {
         Ok(Sandbox {
             roots: vec![open_root(name, path)?],
             limits: FileLimits::default(),
-            protected: PROTECTED_BY_DEFAULT.iter().map(|name| (*name).to_owned()).collect(),
+            protected: PROTECTED_BY_DEFAULT
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect(),
         })
     }
 

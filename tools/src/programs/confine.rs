@@ -45,7 +45,9 @@ pub(crate) struct Reach {
 }
 
 /// Folders every program reads: its libraries, the system's configuration, devices.
-const READABLE: &[&str] = &["/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev"];
+const READABLE: &[&str] = &[
+    "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev",
+];
 /// Dynamic loaders, which the kernel opens as executables when a program starts.
 const LOADERS: &[&str] = &[
     "/lib64/ld-linux-x86-64.so.2",
@@ -64,31 +66,47 @@ pub(crate) async fn spawn(mut command: Command, reach: Reach) -> io::Result<(Chi
             let confinement = restrict_this_thread(&reach);
             let _ = sender.send(command.spawn().map(|child| (child, confinement)));
         })?;
-    receiver
-        .await
-        .unwrap_or_else(|_| Err(io::Error::other("the starting thread ended without an answer")))
+    receiver.await.unwrap_or_else(|_| {
+        Err(io::Error::other(
+            "the starting thread ended without an answer",
+        ))
+    })
 }
 
 #[cfg(target_os = "linux")]
 fn restrict_this_thread(reach: &Reach) -> Confinement {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+        path_beneath_rules,
     };
     let abi = ABI::V5;
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let write = AccessFs::from_all(abi) & !AccessFs::Execute;
     let execute = AccessFs::Execute | AccessFs::ReadFile | AccessFs::ReadDir;
-    let loaders: Vec<&Path> = LOADERS.iter().map(Path::new).filter(|path| path.exists()).collect();
+    let loaders: Vec<&Path> = LOADERS
+        .iter()
+        .map(Path::new)
+        .filter(|path| path.exists())
+        .collect();
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
         .and_then(|ruleset| ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp))
         .and_then(|ruleset| ruleset.create())
         .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(existing(READABLE), read)))
-        .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(["/dev/null"], AccessFs::WriteFile | AccessFs::ReadFile)))
+        .and_then(|ruleset| {
+            ruleset.add_rules(path_beneath_rules(
+                ["/dev/null"],
+                AccessFs::WriteFile | AccessFs::ReadFile,
+            ))
+        })
         .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(&reach.writable, write)))
         .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(&reach.executable, execute)))
-        .and_then(|ruleset| ruleset.add_rules(path_beneath_rules(loaders, AccessFs::Execute | AccessFs::ReadFile)))
+        .and_then(|ruleset| {
+            ruleset.add_rules(path_beneath_rules(
+                loaders,
+                AccessFs::Execute | AccessFs::ReadFile,
+            ))
+        })
         .and_then(|ruleset| ruleset.restrict_self());
     match status {
         Ok(status) => match status.ruleset {
@@ -109,5 +127,9 @@ fn restrict_this_thread(_: &Reach) -> Confinement {
 }
 
 fn existing(paths: &[&'static str]) -> Vec<&'static str> {
-    paths.iter().copied().filter(|path| Path::new(path).exists()).collect()
+    paths
+        .iter()
+        .copied()
+        .filter(|path| Path::new(path).exists())
+        .collect()
 }

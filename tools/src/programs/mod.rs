@@ -17,7 +17,7 @@ use cap_std::fs::Dir;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use toolgate::prelude::*;
-use toolgate::{ToolTemplate, ToolResult};
+use toolgate::{ToolResult, ToolTemplate};
 
 use crate::files::Sandbox;
 
@@ -89,7 +89,13 @@ pub fn run_command_tool() -> ToolTemplate {
 /// Run an allowed program with arguments (no shell: `|`, `;`, `$()` are plain text) in a
 /// folder of the sandbox, and report its exit code and output. Each program accepts only
 /// the subcommands, flags and arguments its policy allows.
-#[tool(manual, name = "run_command", group = "programs", risk = "critical", open_world)]
+#[tool(
+    manual,
+    name = "run_command",
+    group = "programs",
+    risk = "critical",
+    open_world
+)]
 pub async fn run_command_unreviewed(
     /// The program's name, e.g. "git"; it must be on the application's allowlist.
     program: String,
@@ -167,16 +173,19 @@ fn locate(program: &str) -> Option<PathBuf> {
 
 /// What an approver sees: the exact command line, where it runs, what the policy allowed.
 fn review_command(context: &ToolContext, arguments: &Value) -> Result<Value, ToolError> {
-    let (Some(config), Some(sandbox)) = (
-        context.state::<CommandConfig>(),
-        context.state::<Sandbox>(),
-    ) else {
+    let (Some(config), Some(sandbox)) =
+        (context.state::<CommandConfig>(), context.state::<Sandbox>())
+    else {
         return Err(ToolError::execution("run_command is not configured"));
     };
     let program = arguments["program"].as_str().unwrap_or_default();
     let args: Vec<String> = arguments["args"]
         .as_array()
-        .map(|args| args.iter().filter_map(|arg| arg.as_str().map(str::to_owned)).collect())
+        .map(|args| {
+            args.iter()
+                .filter_map(|arg| arg.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let checked = check(&config, &sandbox, program, &args, arguments["cwd"].as_str())?;
     Ok(json!({
@@ -246,8 +255,22 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
     })?;
     let mut child = Running(child);
     let cap = config.max_output_bytes;
-    let stdout = read_capped(child.0.stdout.take().and_then(|out| tokio::process::ChildStdout::from_std(out).ok()), cap);
-    let stderr = read_capped(child.0.stderr.take().and_then(|err| tokio::process::ChildStderr::from_std(err).ok()), cap);
+    let stdout = read_capped(
+        child
+            .0
+            .stdout
+            .take()
+            .and_then(|out| tokio::process::ChildStdout::from_std(out).ok()),
+        cap,
+    );
+    let stderr = read_capped(
+        child
+            .0
+            .stderr
+            .take()
+            .and_then(|err| tokio::process::ChildStderr::from_std(err).ok()),
+        cap,
+    );
     let finished = async {
         let (stdout, stderr, status) = tokio::join!(stdout, stderr, child.wait());
         (stdout, stderr, status)

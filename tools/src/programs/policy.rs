@@ -110,8 +110,10 @@ impl ProgramPolicy {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.forced
-            .push((subcommand.into(), args.into_iter().map(Into::into).collect()));
+        self.forced.push((
+            subcommand.into(),
+            args.into_iter().map(Into::into).collect(),
+        ));
         self
     }
 
@@ -239,7 +241,12 @@ fn check_value(
 
 /// A path argument: the sandbox's text checks, then resolved inside the working folder's
 /// handle, so a symlink that leads out is refused (a missing path is judged by its folder).
-fn check_path(program: &str, value: &str, sandbox: &Sandbox, folder: &Dir) -> Result<(), ToolError> {
+fn check_path(
+    program: &str,
+    value: &str,
+    sandbox: &Sandbox,
+    folder: &Dir,
+) -> Result<(), ToolError> {
     sandbox
         .check_path_text(value)
         .map_err(|error| refused(program, value, &error.message))?;
@@ -247,12 +254,10 @@ fn check_path(program: &str, value: &str, sandbox: &Sandbox, folder: &Dir) -> Re
     loop {
         match folder.metadata(path) {
             Ok(_) => return Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                match path.parent() {
-                    Some(parent) if !parent.as_os_str().is_empty() => path = parent,
-                    _ => return Ok(()),
-                }
-            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => path = parent,
+                _ => return Ok(()),
+            },
             Err(_) => {
                 return Err(refused(
                     program,

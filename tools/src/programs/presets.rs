@@ -34,18 +34,60 @@ impl ProgramPolicy {
     pub fn git_read_only() -> Self {
         let mut policy = ProgramPolicy::new()
             .subcommands([
-                "status", "log", "diff", "show", "ls-files", "blame", "rev-parse", "describe",
+                "status",
+                "log",
+                "diff",
+                "show",
+                "ls-files",
+                "blame",
+                "rev-parse",
+                "describe",
                 "shortlog",
             ])
             .flags([
-                "--oneline", "--stat", "--shortstat", "--numstat", "--name-only",
-                "--name-status", "--short", "-s", "--porcelain", "--porcelain=v1",
-                "--porcelain=v2", "-b", "--branch", "--no-color", "--color=never", "--graph",
-                "--decorate", "--all", "--reverse", "-p", "--patch", "--cached", "--staged",
-                "--abbrev-commit", "-w", "--ignore-all-space", "--format=*", "--pretty=*",
-                "--since=*", "--until=*", "--author=*", "--grep=*", "-i", "--first-parent",
-                "--no-merges", "--merges", "--abbrev-ref", "--show-toplevel", "--tags",
-                "--long", "--summary", "--no-textconv", "--no-ext-diff",
+                "--oneline",
+                "--stat",
+                "--shortstat",
+                "--numstat",
+                "--name-only",
+                "--name-status",
+                "--short",
+                "-s",
+                "--porcelain",
+                "--porcelain=v1",
+                "--porcelain=v2",
+                "-b",
+                "--branch",
+                "--no-color",
+                "--color=never",
+                "--graph",
+                "--decorate",
+                "--all",
+                "--reverse",
+                "-p",
+                "--patch",
+                "--cached",
+                "--staged",
+                "--abbrev-commit",
+                "-w",
+                "--ignore-all-space",
+                "--format=*",
+                "--pretty=*",
+                "--since=*",
+                "--until=*",
+                "--author=*",
+                "--grep=*",
+                "-i",
+                "--first-parent",
+                "--no-merges",
+                "--merges",
+                "--abbrev-ref",
+                "--show-toplevel",
+                "--tags",
+                "--long",
+                "--summary",
+                "--no-textconv",
+                "--no-ext-diff",
             ])
             .flag_with_value("-n", ArgKind::Number)
             .flag_with_value("--max-count", ArgKind::Number)
@@ -81,8 +123,19 @@ impl ProgramPolicy {
     pub fn find() -> Self {
         ProgramPolicy::new()
             .flags([
-                "-print", "-print0", "-depth", "-empty", "-o", "-or", "-a", "-and", "-not",
-                "-prune", "-readable", "-true", "-false",
+                "-print",
+                "-print0",
+                "-depth",
+                "-empty",
+                "-o",
+                "-or",
+                "-a",
+                "-and",
+                "-not",
+                "-prune",
+                "-readable",
+                "-true",
+                "-false",
             ])
             .flag_with_value("-name", ArgKind::Text)
             .flag_with_value("-iname", ArgKind::Text)
@@ -104,8 +157,21 @@ impl ProgramPolicy {
     pub fn ls() -> Self {
         ProgramPolicy::new()
             .flags([
-                "-l", "-a", "-A", "-la", "-al", "-lh", "-lah", "-1", "-R", "-h", "-S", "-t",
-                "-r", "-F", "--color=never",
+                "-l",
+                "-a",
+                "-A",
+                "-la",
+                "-al",
+                "-lh",
+                "-lah",
+                "-1",
+                "-R",
+                "-h",
+                "-S",
+                "-t",
+                "-r",
+                "-F",
+                "--color=never",
             ])
             .positionals(ArgKind::Path)
     }

@@ -85,12 +85,7 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
 /// (`2002:aabb:ccdd::/48`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let low = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     let zeros = |range: std::ops::Range<usize>| s[range].iter().all(|part| *part == 0);
     let mapped = zeros(0..5) && s[5] == 0xffff;
     // `::` and `::1` are IPv6's own; every other `::/96` address is IPv4-compatible.
@@ -153,7 +148,10 @@ mod tests {
             ("2001:db8::1", "documentation"),
             ("3fff::1", "documentation"),
             ("2001:2::1", "IETF protocol assignments"),
-            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo (obscured IPv4)"),
+            (
+                "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+                "Teredo (obscured IPv4)",
+            ),
             ("100::1", "discard-only"),
             ("64:ff9b:1::a00:1", "local-use IPv4/IPv6 translation"),
             ("5f00::1", "segment routing (SRv6) SIDs"),
@@ -171,11 +169,7 @@ mod tests {
             ("::a9fe:a9fe", "link local"),
         ];
         for (ip, reason) in refused {
-            assert_eq!(
-                non_public_reason(ip.parse().unwrap()),
-                Some(reason),
-                "{ip}"
-            );
+            assert_eq!(non_public_reason(ip.parse().unwrap()), Some(reason), "{ip}");
         }
         for ip in [
             "93.184.216.34",
@@ -193,7 +187,12 @@ mod tests {
     #[test]
     fn the_allowlist_also_covers_ipv6_forms_of_ipv4_addresses() {
         let loopback: Vec<IpNet> = vec!["127.0.0.0/8".parse().unwrap()];
-        for ip in ["127.0.0.1", "::ffff:127.0.0.1", "::127.0.0.1", "::ffff:0:7f00:1"] {
+        for ip in [
+            "127.0.0.1",
+            "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::ffff:0:7f00:1",
+        ] {
             assert!(allowed(ip.parse().unwrap(), &loopback), "{ip}");
         }
         assert!(!allowed("10.0.0.1".parse().unwrap(), &loopback));
