@@ -297,3 +297,25 @@ async fn http_bodies_never_carry_a_secret() {
     .await;
     must_not_leak("POST /approvals/deny", &denied);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_results_never_carry_a_secret() {
+    use rmcp::model::CallToolRequestParams;
+    let registry = Registry::builder()
+        .roles(["user", "admin"])
+        .build()
+        .unwrap();
+    let server = toolgate::mcp::McpServer::for_caller(registry, user());
+    let client = toolgate_tests::connect_in_memory(server, ()).await;
+    for call in attempts() {
+        let ToolArguments::Value(Value::Object(arguments)) = call.arguments else {
+            continue;
+        };
+        let request = CallToolRequestParams::new(call.name.clone()).with_arguments(arguments);
+        let answer = match client.peer().call_tool_once(request).await {
+            Ok(result) => format!("{result:?}"),
+            Err(error) => error.to_string(),
+        };
+        must_not_leak(&format!("MCP tools/call of `{}`", call.id), &answer);
+    }
+}
