@@ -61,6 +61,8 @@ pub struct RegistryBuilder {
     max_batch: Option<usize>,
     sinks: Vec<Arc<dyn AuditSink>>,
     history_capacity: usize,
+    expected_tools: Vec<String>,
+    expected_groups: Vec<String>,
 }
 
 impl Default for RegistryBuilder {
@@ -87,6 +89,8 @@ impl Default for RegistryBuilder {
             max_batch: None,
             sinks: Vec::new(),
             history_capacity: 1000,
+            expected_tools: Vec::new(),
+            expected_groups: Vec::new(),
         }
     }
 }
@@ -269,6 +273,37 @@ impl RegistryBuilder {
         self
     }
 
+    /// Tools that must be in the registry: `build()` fails naming each one missing. The
+    /// linker drops a crate nothing refers to, and its `#[tool]` functions with it; saying
+    /// what you expect turns that silence into an error.
+    ///
+    /// ```
+    /// let error = toolgate::Registry::builder()
+    ///     .roles(["public"])
+    ///     .expect_tools(["read_file"])
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(error.to_string().contains("`read_file`"));
+    /// ```
+    pub fn expect_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.expected_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Groups that must hold at least one tool: `build()` fails naming each empty one.
+    pub fn expect_groups<I, S>(mut self, groups: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.expected_groups.extend(groups.into_iter().map(Into::into));
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -312,6 +347,10 @@ impl RegistryBuilder {
         };
         let snapshot =
             Snapshot::assemble(&rules, Vec::new(), candidates).map_err(BuildError::new)?;
+        let missing = missing_expected(&snapshot, &self.expected_tools, &self.expected_groups);
+        if !missing.is_empty() {
+            return Err(BuildError::new(missing));
+        }
         if snapshot.entries().is_empty() {
             tracing::warn!(
                 "the tool registry is empty: no #[tool] function was linked and no tool was added. \
@@ -342,4 +381,31 @@ impl RegistryBuilder {
         };
         Ok(Registry::from_parts(config, snapshot))
     }
+}
+
+/// What the application expects but the registry lacks.
+fn missing_expected(snapshot: &Snapshot, tools: &[String], groups: &[String]) -> Vec<BuildProblem> {
+    let mut problems = Vec::new();
+    let names: Vec<String> = tools
+        .iter()
+        .filter(|name| snapshot.any(name).is_none())
+        .cloned()
+        .collect();
+    if !names.is_empty() {
+        problems.push(BuildProblem::MissingTools { names });
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .filter(|group| {
+            !snapshot
+                .entries()
+                .iter()
+                .any(|entry| entry.definition.group.as_deref() == Some(group.as_str()))
+        })
+        .cloned()
+        .collect();
+    if !groups.is_empty() {
+        problems.push(BuildProblem::MissingGroups { groups });
+    }
+    problems
 }

@@ -57,6 +57,19 @@ pub enum BuildProblem {
         /// Every reason, each with its JSON path.
         incompatibilities: Vec<Incompatibility>,
     },
+    /// Tools the application said it expects
+    /// ([`RegistryBuilder::expect_tools`](crate::RegistryBuilder::expect_tools)) are not in
+    /// the registry: most often their crate was not linked.
+    MissingTools {
+        /// The missing tools.
+        names: Vec<String>,
+    },
+    /// Groups the application said it expects
+    /// ([`RegistryBuilder::expect_groups`](crate::RegistryBuilder::expect_groups)) have no tool.
+    MissingGroups {
+        /// The empty groups.
+        groups: Vec<String>,
+    },
     /// The approver role named in the builder is not a configured role.
     UnknownApproverRole {
         /// The role named.
@@ -71,6 +84,11 @@ pub enum BuildProblem {
         /// What is wrong.
         reason: String,
     },
+}
+
+fn quoted(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    quoted.join(", ")
 }
 
 fn at(location: &Option<SourceLocation>) -> String {
@@ -151,6 +169,18 @@ impl fmt::Display for BuildProblem {
             BuildProblem::InvalidSchema { tool, reason } => {
                 write!(f, "tool `{tool}` has an invalid input schema: {reason}")
             }
+            BuildProblem::MissingTools { names } => write!(
+                f,
+                "the expected tools {} are not in the registry; if they are defined in another crate, \
+                 make sure it is linked (`use that_crate as _;`), and that no filter drops them",
+                quoted(names)
+            ),
+            BuildProblem::MissingGroups { groups } => write!(
+                f,
+                "the expected groups {} have no tool; if their tools are defined in another crate, \
+                 make sure it is linked (`use that_crate as _;`), and that no filter drops them",
+                quoted(groups)
+            ),
             BuildProblem::UnknownApproverRole { role, known_roles } => {
                 let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
                 write!(
@@ -163,8 +193,12 @@ impl fmt::Display for BuildProblem {
     }
 }
 
-/// The registry could not be built; lists every problem found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The registry could not be built (or a tool could not be registered at run time); lists
+/// every problem found.
+///
+/// Its `Debug` form is the same readable list as its `Display` form, so
+/// `fn main() -> Result<(), BuildError>` prints the problems, not a struct dump.
+#[derive(Clone, PartialEq, Eq)]
 pub struct BuildError {
     problems: Vec<BuildProblem>,
 }
@@ -192,6 +226,12 @@ impl fmt::Display for BuildError {
             write!(f, "\n  - {problem}")?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

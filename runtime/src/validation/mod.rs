@@ -1,5 +1,7 @@
 //! Checking arguments against the exact input schema a model was shown.
 
+mod alternatives;
+
 use serde_json::{Value, json};
 
 use jsonschema::error::ValidationErrorKind;
@@ -12,9 +14,10 @@ const MAX_LISTED_VIOLATIONS: usize = 20;
 /// Most allowed values of an `enum` listed in a message.
 const MAX_LISTED_OPTIONS: usize = 50;
 
-/// A compiled input schema.
+/// A compiled input schema, with the schema itself to describe violations from.
 pub(crate) struct ArgumentValidator {
     validator: jsonschema::Validator,
+    schema: Value,
 }
 
 impl ArgumentValidator {
@@ -23,7 +26,10 @@ impl ArgumentValidator {
         jsonschema::draft202012::options()
             .should_validate_formats(true)
             .build(schema)
-            .map(|validator| ArgumentValidator { validator })
+            .map(|validator| ArgumentValidator {
+                validator,
+                schema: schema.clone(),
+            })
             .map_err(|error| error.to_string())
     }
 
@@ -44,7 +50,7 @@ impl ArgumentValidator {
             let full_path = error.instance_path().as_str();
             let secret = is_secret_path(full_path, secrets);
             let path = clip(full_path, MAX_QUOTED).into_owned();
-            let message = clip(&message_for(&error, secret), MAX_LINE).into_owned();
+            let message = clip(&self.message_for(&error, secret), MAX_LINE).into_owned();
             let place = if path.is_empty() {
                 "at the top level".to_owned()
             } else {
@@ -63,6 +69,39 @@ impl ArgumentValidator {
         ))
         .with_details(json!({"violations": violations, "count": total})))
     }
+
+    /// jsonschema's message, with the value masked when large or secret, and every allowed value
+    /// listed for `enum` (jsonschema abbreviates long lists; a model needs them all).
+        fn message_for(&self, error: &jsonschema::ValidationError<'_>, secret: bool) -> String {
+        let shown = if !secret && quotable(error.instance()) {
+            error.instance().to_string()
+        } else {
+            "the value".to_owned()
+        };
+        match error.kind() {
+            ValidationErrorKind::Enum { options } => match options.as_array() {
+                Some(values) if values.len() <= MAX_LISTED_OPTIONS => {
+                    let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+                    format!(
+                        "{shown} is not one of the allowed values: {}",
+                        listed.join(", ")
+                    )
+                }
+                _ => error.masked_with(shown).to_string(),
+            },
+            ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
+                let forms =
+                    alternatives::allowed_forms(&self.schema, error.schema_path().as_str());
+                if forms.is_empty() {
+                    error.masked_with(shown).to_string()
+                } else {
+                    format!("{shown} is not one of the allowed forms: {}", forms.join(", "))
+                }
+            }
+            _ if shown == "the value" => error.masked_with(shown).to_string(),
+            _ => error.to_string(),
+        }
+    }
 }
 
 /// Whether a JSON pointer lies inside one of the secret top-level arguments.
@@ -74,30 +113,6 @@ fn is_secret_path(path: &str, secrets: &[String]) -> bool {
     // JSON pointer escapes: `~1` is `/`, `~0` is `~`.
     let first = first.replace("~1", "/").replace("~0", "~");
     secrets.contains(&first)
-}
-
-/// jsonschema's message, with the value masked when large or secret, and every allowed value
-/// listed for `enum` (jsonschema abbreviates long lists; a model needs them all).
-fn message_for(error: &jsonschema::ValidationError<'_>, secret: bool) -> String {
-    let shown = if !secret && quotable(error.instance()) {
-        error.instance().to_string()
-    } else {
-        "the value".to_owned()
-    };
-    match error.kind() {
-        ValidationErrorKind::Enum { options } => match options.as_array() {
-            Some(values) if values.len() <= MAX_LISTED_OPTIONS => {
-                let listed: Vec<String> = values.iter().map(Value::to_string).collect();
-                format!(
-                    "{shown} is not one of the allowed values: {}",
-                    listed.join(", ")
-                )
-            }
-            _ => error.masked_with(shown).to_string(),
-        },
-        _ if shown == "the value" => error.masked_with(shown).to_string(),
-        _ => error.to_string(),
-    }
 }
 
 fn quotable(value: &Value) -> bool {
