@@ -43,7 +43,14 @@
 //! ```
 //!
 //! Tools defined in another crate are registered when that crate is linked: if nothing
-//! else refers to it, add `use my_tools as _;` to the application.
+//! else refers to it, add `use my_tools as _;` to the application, and say what you expect
+//! ([`RegistryBuilder::expect_tools`]) so that a missing one fails `build()`.
+//!
+//! Every key of `#[tool]` is described on [`tool`]. Optional parts are behind features:
+//! `axum` ([`http`]: a router serving role-filtered tools) and `mcp` ([`mcp`]: an MCP server
+//! and importer).
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod approval;
 mod arguments;
@@ -56,9 +63,11 @@ mod definition;
 mod error;
 pub mod formats;
 #[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod http;
 pub mod limits;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod policy;
 mod registry;
@@ -85,8 +94,8 @@ pub use roles::Roles;
 pub use template::{ConfiguredTool, ToolTemplate};
 pub use tool::{FnTool, ReviewFn, Tool, ToolFuture, ToolResult};
 
-/// Turns a function into a registered tool. See the crate documentation and the README
-/// for every key.
+#[doc(inline)]
+#[doc = include_str!("tool_attribute.md")]
 pub use toolgate_macros::tool;
 
 /// The usual imports: `use toolgate::prelude::*;`.

@@ -277,7 +277,7 @@ impl RegistryBuilder {
     /// linker drops a crate nothing refers to, and its `#[tool]` functions with it; saying
     /// what you expect turns that silence into an error.
     ///
-    /// ```
+    /// ```rust,standalone_crate
     /// let error = toolgate::Registry::builder()
     ///     .roles(["public"])
     ///     .expect_tools(["read_file"])
