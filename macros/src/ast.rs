@@ -183,6 +183,16 @@ fn read_param(
         }
     };
     check_type(cx, ty, ctx_attr.is_some());
+    if ctx_attr.is_none() && is_toolgate_state(ty) {
+        cx.error_spanned_by(
+            ty,
+            format!(
+                "`{}` is application state, injected by the runtime, not read from the model's arguments: mark the parameter `#[ctx]`, as in `#[ctx] {ident}: State<..>`",
+                quote::quote!(#ty).to_string().replace(' ', "")
+            ),
+        );
+        return None;
+    }
     if let (Some(_), Some(secret)) = (&ctx_attr, &secret) {
         cx.error_spanned_by(
             secret,
@@ -212,6 +222,36 @@ fn read_param(
         field_attrs,
         secret: secret.is_some(),
     }))
+}
+
+/// Whether a type is written as toolgate's `State<T>` (`State<T>`, `toolgate::State<T>`,
+/// `toolgate::prelude::State<T>`): forgotten `#[ctx]` on it would otherwise surface as a
+/// pile of serde and schemars errors. Only these spellings count, so a type of the user's
+/// own named `State` is still an argument when written with its path (`crate::State<T>`).
+fn is_toolgate_state(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let generic = path
+        .path
+        .segments
+        .last()
+        .is_some_and(|last| matches!(last.arguments, PathArguments::AngleBracketed(_)));
+    let spelled = matches!(
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["State"] | ["toolgate", "State"] | ["toolgate", "prelude", "State"]
+    );
+    path.qself.is_none() && generic && spelled
 }
 
 /// Reports references, `impl Trait` and other types that cannot come from JSON.

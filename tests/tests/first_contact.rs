@@ -23,7 +23,10 @@ fn a_build_error_prints_its_problems_through_debug_too() {
     assert_eq!(debug, error.to_string());
     assert!(debug.contains("tool `spell`"), "{debug}");
     assert!(debug.contains("\"wizard\""), "{debug}");
-    assert!(!debug.contains("UnknownPermission"), "no struct dump: {debug}");
+    assert!(
+        !debug.contains("UnknownPermission"),
+        "no struct dump: {debug}"
+    );
 }
 
 #[test]
@@ -41,7 +44,10 @@ fn expected_tools_and_groups_that_are_missing_fail_the_build_by_name() {
     let message = error.to_string();
     assert!(message.contains("`read_file`, `search`"), "{message}");
     assert!(message.contains("`files`"), "{message}");
-    assert!(!message.contains("`forecast`") && !message.contains("`weather`"), "{message}");
+    assert!(
+        !message.contains("`forecast`") && !message.contains("`weather`"),
+        "{message}"
+    );
     assert!(message.contains("use that_crate as _;"), "{message}");
     let registry = only_forecast()
         .expect_tools(["forecast"])

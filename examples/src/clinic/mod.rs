@@ -25,6 +25,7 @@ pub fn registry(clinic: Arc<Clinic>) -> Result<Registry, toolgate::BuildError> {
         .shared_state(clinic)
         .filter_linked(|tool| tool.group.as_deref() == Some(tools::GROUP))
         .approver_role("admin")
+        .audit_sink(toolgate::audit::TracingSink)
         .build()
 }
 

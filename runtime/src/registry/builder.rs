@@ -290,7 +290,8 @@ impl RegistryBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.expected_tools.extend(names.into_iter().map(Into::into));
+        self.expected_tools
+            .extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -300,7 +301,8 @@ impl RegistryBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.expected_groups.extend(groups.into_iter().map(Into::into));
+        self.expected_groups
+            .extend(groups.into_iter().map(Into::into));
         self
     }
 

@@ -72,7 +72,7 @@ impl ArgumentValidator {
 
     /// jsonschema's message, with the value masked when large or secret, and every allowed value
     /// listed for `enum` (jsonschema abbreviates long lists; a model needs them all).
-        fn message_for(&self, error: &jsonschema::ValidationError<'_>, secret: bool) -> String {
+    fn message_for(&self, error: &jsonschema::ValidationError<'_>, secret: bool) -> String {
         let shown = if !secret && quotable(error.instance()) {
             error.instance().to_string()
         } else {
@@ -90,12 +90,14 @@ impl ArgumentValidator {
                 _ => error.masked_with(shown).to_string(),
             },
             ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
-                let forms =
-                    alternatives::allowed_forms(&self.schema, error.schema_path().as_str());
+                let forms = alternatives::allowed_forms(&self.schema, error.schema_path().as_str());
                 if forms.is_empty() {
                     error.masked_with(shown).to_string()
                 } else {
-                    format!("{shown} is not one of the allowed forms: {}", forms.join(", "))
+                    format!(
+                        "{shown} is not one of the allowed forms: {}",
+                        forms.join(", ")
+                    )
                 }
             }
             _ if shown == "the value" => error.masked_with(shown).to_string(),

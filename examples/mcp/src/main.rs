@@ -2,21 +2,25 @@
 //! or Streamable HTTP.
 //!
 //! ```sh
-//! cargo run -p toolgate-examples --bin mcp_server -- --stdio --role user [--page-size 100]
-//! cargo run -p toolgate-examples --bin mcp_server -- --http 127.0.0.1:8080
+//! cargo run -p toolgate-example-mcp -- --stdio --role user [--page-size 100]
+//! cargo run -p toolgate-example-mcp -- --http 127.0.0.1:8080 [--allowed-host tools.example.com]
+//! cargo run -p toolgate-example-mcp -- --help
 //! ```
 //!
 //! Over HTTP, `Authorization: Bearer user-token` or `admin-token` picks the role; without a
-//! token the caller is `public`. The sandbox folder is `MCP_SANDBOX` (default `./workspace`),
-//! the task database `MCP_TASKS_DB` (default `tasks.db`).
+//! token the caller is `public`, and an unknown token gets `401`. The sandbox folder is
+//! `--sandbox` (or `MCP_SANDBOX`, default `./workspace`), the task database `--tasks-db` (or
+//! `MCP_TASKS_DB`, default `tasks.db`); both are created on first use, after the arguments
+//! were read.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use axum::http::request::Parts;
+use clap::Parser;
 use rmcp::ServiceExt;
 use toolgate::http::AuthError;
-use toolgate::mcp::McpServer;
+use toolgate::mcp::{McpHttpOptions, McpServer};
 use toolgate::prelude::*;
 use toolgate_tools::files::{self, Sandbox};
 use toolgate_tools::{system, tasks};
@@ -52,14 +56,41 @@ async fn slow_count(#[schemars(range(min = 1, max = 1000))] n: u32) -> u32 {
     n
 }
 
-fn registry() -> Result<Registry, Box<dyn std::error::Error + Send + Sync>> {
-    let sandbox =
-        PathBuf::from(std::env::var("MCP_SANDBOX").unwrap_or_else(|_| "workspace".into()));
-    std::fs::create_dir_all(&sandbox)?;
-    let tasks_db = std::env::var("MCP_TASKS_DB").unwrap_or_else(|_| tasks::DEFAULT_FILE.into());
+/// An MCP server with a few tools of its own and the ready tools of `toolgate-tools`.
+#[derive(Parser)]
+#[command(version, about)]
+struct Options {
+    /// Serve over stdin/stdout, for one caller.
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    stdio: bool,
+    /// Serve over Streamable HTTP on this address, e.g. 127.0.0.1:8080 (path `/mcp`).
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<SocketAddr>,
+    /// The caller's role over stdio.
+    #[arg(long, default_value = "user", value_parser = ["public", "user", "admin"])]
+    role: String,
+    /// Tools per `tools/list` page.
+    #[arg(long, default_value_t = 100)]
+    page_size: usize,
+    /// A `Host` the HTTP server answers besides the loopback names (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// The file tools' folder (created if missing).
+    #[arg(long, env = "MCP_SANDBOX", default_value = "workspace")]
+    sandbox: PathBuf,
+    /// The task database (created if missing).
+    #[arg(long, env = "MCP_TASKS_DB", default_value = tasks::DEFAULT_FILE)]
+    tasks_db: PathBuf,
+}
+
+fn registry(
+    sandbox: &Path,
+    tasks_db: &Path,
+) -> Result<Registry, Box<dyn std::error::Error + Send + Sync>> {
+    std::fs::create_dir_all(sandbox)?;
     let mut builder = Registry::builder()
         .roles(["public", "user", "admin"])
-        .state(Sandbox::new(&sandbox)?)
+        .state(Sandbox::new(sandbox)?)
         .state(tasks::TaskStore::open(tasks_db)?)
         .tool(system::get_device_info_tool().permission("admin"));
     for tool in files::tools().into_iter().chain(tasks::tools()) {
@@ -88,32 +119,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_writer(std::io::stderr)
         .with_env_filter("warn")
         .init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value_of = |flag: &str| {
-        args.iter()
-            .position(|arg| arg == flag)
-            .and_then(|at| args.get(at + 1))
-            .cloned()
-    };
-    let registry = registry()?;
-    if args.iter().any(|arg| arg == "--stdio") {
-        let role = value_of("--role").unwrap_or_else(|| "user".into());
-        let page_size = value_of("--page-size")
-            .and_then(|size| size.parse().ok())
-            .unwrap_or(100);
-        let server =
-            McpServer::for_caller(registry, Caller::new("local-user", role)).page_size(page_size);
+    let options = Options::parse();
+    let registry = registry(&options.sandbox, &options.tasks_db)?;
+    let Some(address) = options.http else {
+        let caller = Caller::new("local-user", options.role);
+        let server = McpServer::for_caller(registry, caller).page_size(options.page_size);
         let service = server.serve(rmcp::transport::stdio()).await?;
         service.waiting().await?;
         return Ok(());
-    }
-    let Some(address) = value_of("--http") else {
-        eprintln!("usage: mcp_server --stdio [--role ROLE] | --http ADDRESS");
-        std::process::exit(2);
     };
-    let address: SocketAddr = address.parse()?;
-    let app = axum::Router::new()
-        .nest_service("/mcp", toolgate::mcp::http_service(registry, authenticate));
+    let mut http = McpHttpOptions::default();
+    http.allowed_hosts.extend(options.allowed_hosts);
+    let app = axum::Router::new().nest_service(
+        "/mcp",
+        toolgate::mcp::http_service_with(registry, authenticate, http),
+    );
     let listener = tokio::net::TcpListener::bind(address).await?;
     eprintln!(
         "MCP over Streamable HTTP on http://{}/mcp",
