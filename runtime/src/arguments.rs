@@ -72,17 +72,8 @@ impl Default for ArgumentLimits {
 }
 
 impl ToolArguments {
-    /// The arguments as a JSON object, or the error the model should see.
-    pub fn into_object(self, limits: &ArgumentLimits) -> Result<Value, ToolError> {
-        let mut object = self
-            .into_object_or_summary(limits)
-            .map_err(|(error, _)| error)?;
-        integral_floats_as_integers(&mut object);
-        Ok(object)
-    }
-
-    /// Like [`into_object`](Self::into_object), giving back, for arguments that could not be
-    /// read, what the audit trail may keep of them: their size and a hash, never their text
+    /// The arguments as a JSON object, or the error the model should see and, for arguments
+    /// that could not be read, what the audit trail may keep of them: their size and a hash, never their text
     /// (which may hold a secret that cannot be found and redacted in unreadable JSON).
     pub(crate) fn into_object_or_summary(
         self,
@@ -322,12 +313,14 @@ mod tests {
     fn empty_and_null_mean_no_arguments() {
         let limits = ArgumentLimits::default();
         assert_eq!(
-            ToolArguments::from("  ").into_object(&limits).unwrap(),
+            ToolArguments::from("  ")
+                .into_object_or_summary(&limits)
+                .unwrap(),
             json!({})
         );
         assert_eq!(
             ToolArguments::from(Value::Null)
-                .into_object(&limits)
+                .into_object_or_summary(&limits)
                 .unwrap(),
             json!({})
         );

@@ -15,6 +15,10 @@ use serde_json::Value;
 pub enum ErrorCode {
     /// No tool of that name is visible to the caller (also used for hidden tools).
     UnknownTool,
+    /// The tool exists but the caller's role may not use it; only with
+    /// [`reveal_hidden_tools(true)`](crate::RegistryBuilder::reveal_hidden_tools), otherwise
+    /// such a call answers [`UnknownTool`](ErrorCode::UnknownTool).
+    Forbidden,
     /// The arguments are not valid JSON, not an object, or break the input schema.
     InvalidArguments,
     /// The arguments exceed the registry's size limit.
@@ -43,46 +47,45 @@ pub enum ErrorCode {
     Custom(Cow<'static, str>),
 }
 
-impl ErrorCode {
-    /// The code as it appears on the wire.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ErrorCode::UnknownTool => "unknown_tool",
-            ErrorCode::InvalidArguments => "invalid_arguments",
-            ErrorCode::ArgumentsTooLarge => "arguments_too_large",
-            ErrorCode::ArgumentsTooDeep => "arguments_too_deep",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Cancelled => "cancelled",
-            ErrorCode::Panicked => "panicked",
-            ErrorCode::ExecutionFailed => "execution_failed",
-            ErrorCode::Denied => "denied",
-            ErrorCode::ApprovalRequired => "approval_required",
-            ErrorCode::ApprovalDenied => "approval_denied",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::BatchTooLarge => "batch_too_large",
-            ErrorCode::Custom(code) => code,
-        }
-    }
+/// The codes the library itself uses, each with its wire form: one table for both
+/// directions.
+macro_rules! known_codes {
+    ($($variant:ident => $wire:literal,)*) => {
+        impl ErrorCode {
+            /// The code as it appears on the wire.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(ErrorCode::$variant => $wire,)*
+                    ErrorCode::Custom(code) => code,
+                }
+            }
 
-    /// Reads a code from its wire form; unknown strings become [`ErrorCode::Custom`].
-    pub fn parse(code: &str) -> ErrorCode {
-        match code {
-            "unknown_tool" => ErrorCode::UnknownTool,
-            "invalid_arguments" => ErrorCode::InvalidArguments,
-            "arguments_too_large" => ErrorCode::ArgumentsTooLarge,
-            "arguments_too_deep" => ErrorCode::ArgumentsTooDeep,
-            "timeout" => ErrorCode::Timeout,
-            "cancelled" => ErrorCode::Cancelled,
-            "panicked" => ErrorCode::Panicked,
-            "execution_failed" => ErrorCode::ExecutionFailed,
-            "denied" => ErrorCode::Denied,
-            "approval_required" => ErrorCode::ApprovalRequired,
-            "approval_denied" => ErrorCode::ApprovalDenied,
-            "rate_limited" => ErrorCode::RateLimited,
-            "batch_too_large" => ErrorCode::BatchTooLarge,
-            other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
+            /// Reads a code from its wire form; unknown strings become [`ErrorCode::Custom`].
+            pub fn parse(code: &str) -> ErrorCode {
+                match code {
+                    $($wire => ErrorCode::$variant,)*
+                    other => ErrorCode::Custom(Cow::Owned(other.to_owned())),
+                }
+            }
         }
-    }
+    };
+}
+
+known_codes! {
+    UnknownTool => "unknown_tool",
+    Forbidden => "forbidden",
+    InvalidArguments => "invalid_arguments",
+    ArgumentsTooLarge => "arguments_too_large",
+    ArgumentsTooDeep => "arguments_too_deep",
+    Timeout => "timeout",
+    Cancelled => "cancelled",
+    Panicked => "panicked",
+    ExecutionFailed => "execution_failed",
+    Denied => "denied",
+    ApprovalRequired => "approval_required",
+    ApprovalDenied => "approval_denied",
+    RateLimited => "rate_limited",
+    BatchTooLarge => "batch_too_large",
 }
 
 impl fmt::Display for ErrorCode {

@@ -46,9 +46,24 @@
 //! else refers to it, add `use my_tools as _;` to the application, and say what you expect
 //! ([`RegistryBuilder::expect_tools`]) so that a missing one fails `build()`.
 //!
-//! Every key of `#[tool]` is described on [`tool`]. Optional parts are behind features:
-//! `axum` ([`http`]: a router serving role-filtered tools) and `mcp` ([`mcp`]: an MCP server
-//! and importer).
+//! Every key of `#[tool]` is described on [`tool`].
+//!
+//! Words that mean different things in different places:
+//! - **deny**: a policy's [`Decision::Deny`](policy::Decision::Deny) refuses a call outright
+//!   (`denied`); [`PolicyMode::Deny`](policy::PolicyMode::Deny) is the default policy's mode
+//!   that refuses what would need approval; a person's
+//!   [`ApprovalAnswer::Deny`](approval::ApprovalAnswer::Deny) and
+//!   [`Registry::deny`] refuse one waiting call (`approval_denied`); `McpImport::deny` leaves
+//!   an imported server's tools out.
+//! - **State**: [`State<T>`] is a tool's `#[ctx]` application state, not axum's extractor of
+//!   the same name; in a module that imports both, write `#[ctx] db: toolgate::State<Db>`.
+//! - **limits**: [`ArgumentLimits`] bound the size and depth of arguments;
+//!   [`rate_limits`] bound how often calls are made.
+//! - [`BuildError`] is also what [`Registry::register`] returns: a tool added at run time is
+//!   checked exactly like one at build time.
+//!
+//! Optional parts are behind features: `axum` ([`http`]: a router serving role-filtered
+//! tools) and `mcp` ([`mcp`]: an MCP server and importer).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -65,15 +80,18 @@ pub mod formats;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod http;
-pub mod limits;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod policy;
+pub mod rate_limits;
 mod registry;
 mod roles;
+mod schema;
 mod static_tool;
+mod sync;
 mod template;
+mod time;
 mod tool;
 mod validation;
 

@@ -71,3 +71,24 @@ fn an_export_goes_straight_into_json() {
     });
     assert_eq!(request["tools"][0]["function"]["name"], "forecast");
 }
+
+#[tokio::test]
+async fn a_setting_for_the_other_kind_of_mcp_server_is_an_error_not_a_silence() {
+    use toolgate::mcp::McpImport;
+    let error = McpImport::http("lab", "http://127.0.0.1:9/mcp")
+        .permission("public")
+        .env("TOKEN", "x")
+        .connect()
+        .await
+        .err()
+        .expect("refused");
+    assert!(error.message.contains("`.env(..)`"), "{error}");
+    let error = McpImport::command("lab", "true", [] as [&str; 0])
+        .permission("public")
+        .bearer_token("x")
+        .connect()
+        .await
+        .err()
+        .expect("refused");
+    assert!(error.message.contains("`.bearer_token(..)`"), "{error}");
+}

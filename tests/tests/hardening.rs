@@ -91,11 +91,13 @@ async fn an_approver_decides_only_what_its_role_may_see() {
 
     // Listing: each approver sees only what it may decide; a non-approver sees nothing.
     let tools_of = |caller: &Caller| -> Vec<String> {
-        registry
+        let mut tools: Vec<String> = registry
             .pending_approvals(caller)
             .into_iter()
             .map(|call| call.tool)
-            .collect()
+            .collect();
+        tools.sort();
+        tools
     };
     assert_eq!(tools_of(&admin), ["drop_tables", "restart"]);
     assert_eq!(tools_of(&staff), ["restart"]);
@@ -109,7 +111,10 @@ async fn an_approver_decides_only_what_its_role_may_see() {
         TicketError::AlreadyUsed
     );
     assert_eq!(
-        registry.deny(&admin_ticket, &staff, "no").unwrap_err(),
+        registry
+            .deny(&admin_ticket, &staff, "no")
+            .await
+            .unwrap_err(),
         TicketError::AlreadyUsed
     );
     // Nobody below the approver role decides anything, not even a call of their own tools.

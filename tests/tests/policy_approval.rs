@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use toolgate::approval::{
     ApprovalAnswer, ApprovalRequest, MemoryPendingStore, PendingCall, PendingStore, TicketError,
 };
-use toolgate::limits::RateLimit;
 use toolgate::policy::{Decision, PolicyMode, PolicyRequest};
 use toolgate::prelude::*;
+use toolgate::rate_limits::RateLimit;
 
 /// Side effects, by account or recipient: tests run in parallel, so each uses its own names
 /// and counts only those.
@@ -466,6 +466,7 @@ async fn denying_a_ticket_answers_the_model_and_runs_nothing() {
             &Caller::new("root", "admin"),
             "not during business hours",
         )
+        .await
         .unwrap();
     let error = outcome.error().unwrap();
     assert_eq!(error.code, ErrorCode::ApprovalDenied);
@@ -477,6 +478,7 @@ async fn denying_a_ticket_answers_the_model_and_runs_nothing() {
     assert!(
         registry
             .deny(&ticket, &Caller::new("root", "admin"), "again")
+            .await
             .is_err()
     );
 }
@@ -503,7 +505,10 @@ async fn approving_one_call_of_a_batch_leaves_the_others_intact() {
         .approve(&ticket(&outcomes[1]), &admin)
         .await
         .unwrap();
-    outcomes[2] = registry.deny(&ticket(&outcomes[2]), &admin, "no").unwrap();
+    outcomes[2] = registry
+        .deny(&ticket(&outcomes[2]), &admin, "no")
+        .await
+        .unwrap();
     let codes: Vec<_> = outcomes.iter().map(code).collect();
     assert_eq!(codes, ["ok", "ok", "approval_denied", "ok"]);
     let ids: Vec<_> = outcomes.iter().map(|o| o.call_id.as_str()).collect();

@@ -174,7 +174,10 @@ fn no_call_path_of_the_registry_reveals_a_secret() {
             "runs with the real value"
         );
         seen.push(serde_json::to_string(&approved).unwrap());
-        let denied = registry.deny(&pending[1].ticket, &admin(), "no").unwrap();
+        let denied = registry
+            .deny(&pending[1].ticket, &admin(), "no")
+            .await
+            .unwrap();
         seen.push(serde_json::to_string(&denied).unwrap());
         seen.push(serde_json::to_string(&registry.history("alice", 100)).unwrap());
         seen.push(serde_json::to_string(&registry.history("root", 100)).unwrap());

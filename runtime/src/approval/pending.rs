@@ -1,12 +1,13 @@
 //! Calls waiting for approval across requests.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::caller::Caller;
+use crate::sync::lock;
 
 /// A call that needs approval and has not run.
 #[derive(Debug, Clone, Serialize)]
@@ -59,30 +60,23 @@ pub struct MemoryPendingStore {
 
 impl PendingStore for MemoryPendingStore {
     fn put(&self, call: PendingCall) {
-        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = super::ticket::now_secs();
+        let mut calls = lock(&self.calls);
+        let now = crate::time::now_secs();
         calls.retain(|_, pending| pending.expires > now);
         calls.insert(call.ticket_id.clone(), call);
     }
 
     fn take(&self, ticket_id: &str) -> Option<PendingCall> {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(ticket_id)
+        lock(&self.calls).remove(ticket_id)
     }
 
     fn get(&self, ticket_id: &str) -> Option<PendingCall> {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(ticket_id)
-            .cloned()
+        lock(&self.calls).get(ticket_id).cloned()
     }
 
     fn list(&self) -> Vec<PendingCall> {
-        let now = super::ticket::now_secs();
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = crate::time::now_secs();
+        let calls = lock(&self.calls);
         let mut pending: Vec<PendingCall> = calls
             .values()
             .filter(|call| call.expires > now)

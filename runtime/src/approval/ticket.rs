@@ -2,7 +2,7 @@
 //! caller, tool, call id and a hash of the arguments, with an expiry.
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -10,6 +10,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
+
+use crate::time::now_secs;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -133,13 +135,6 @@ impl TicketSigner {
         mac.update(data);
         mac
     }
-}
-
-pub(crate) fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {

@@ -1,21 +1,22 @@
 //! The last calls, kept in memory, for "what did this caller just do?".
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
-use super::{AuditRecord, AuditSink};
+use super::AuditRecord;
+use crate::sync::lock;
 
 /// A bounded, in-memory record of recent calls; the registry keeps one
 /// ([`Registry::history`](crate::Registry::history)).
 #[derive(Debug)]
-pub struct History {
+pub(crate) struct History {
     capacity: usize,
     records: Mutex<VecDeque<AuditRecord>>,
 }
 
 impl History {
     /// Keeps the last `capacity` records of all callers.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         History {
             capacity,
             records: Mutex::new(VecDeque::with_capacity(capacity.min(4096))),
@@ -28,8 +29,8 @@ impl History {
     }
 
     /// The last `count` records of one caller, newest first.
-    pub fn last_for(&self, caller: &str, count: usize) -> Vec<AuditRecord> {
-        let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn last_for(&self, caller: &str, count: usize) -> Vec<AuditRecord> {
+        let records = lock(&self.records);
         records
             .iter()
             .rev()
@@ -44,16 +45,10 @@ impl History {
         if self.capacity == 0 {
             return;
         }
-        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut records = lock(&self.records);
         if records.len() == self.capacity {
             records.pop_front();
         }
         records.push_back(record);
-    }
-}
-
-impl AuditSink for History {
-    fn record(&self, record: &AuditRecord) {
-        self.push(record.clone());
     }
 }

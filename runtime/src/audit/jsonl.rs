@@ -4,13 +4,14 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{AuditRecord, AuditSink};
 use crate::approval::hex_digest;
+use crate::sync::lock;
 
 /// `prev_hash` of the first record.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -103,15 +104,11 @@ impl JsonlFileSink {
 
     /// The hash of the newest record: keep it elsewhere to detect records cut off the end.
     pub fn last_hash(&self) -> String {
-        self.chain
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last_hash
-            .clone()
+        lock(&self.chain).last_hash.clone()
     }
 
     fn append(&self, record: &AuditRecord) -> io::Result<()> {
-        let mut chain = self.chain.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut chain = lock(&self.chain);
         let mut line = json!(record);
         line["seq"] = json!(chain.seq);
         line["prev_hash"] = json!(chain.last_hash);

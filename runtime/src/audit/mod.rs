@@ -8,7 +8,7 @@ mod verify;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use history::History;
+pub(crate) use history::History;
 pub use jsonl::JsonlFileSink;
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 

@@ -6,9 +6,8 @@ use serde_json::{Value, json};
 
 pub use super::schema::anthropic::{check_strict, strict_schema};
 
-use super::error::{FormatError, string_field};
+use super::error::{FormatError, arguments_field, string_field};
 use super::{result_text, warn_not_strict};
-use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -59,8 +58,7 @@ pub fn calls_from_message(message: &Value) -> Result<Vec<ToolCall>, FormatError>
             let place = format!("content[{index}]");
             let id = string_field(block, "id", &place)?;
             let name = string_field(block, "name", &place)?;
-            let input = block.get("input").cloned().unwrap_or(Value::Null);
-            Ok(ToolCall::new(id, name, ToolArguments::Value(input)))
+            Ok(ToolCall::new(id, name, arguments_field(block, "input")))
         })
         .collect()
 }

@@ -51,3 +51,13 @@ pub(crate) fn string_field<'a>(
         .and_then(serde_json::Value::as_str)
         .ok_or_else(|| FormatError::malformed(format!("{place} has no string `{field}`")))
 }
+
+/// A call's arguments from a message field: JSON text (OpenAI sends a string) or a JSON
+/// value (Anthropic, Gemini, MCP); a missing field is no arguments.
+pub(crate) fn arguments_field(object: &serde_json::Value, field: &str) -> crate::ToolArguments {
+    match object.get(field) {
+        Some(serde_json::Value::String(text)) => crate::ToolArguments::Text(text.clone()),
+        Some(other) => crate::ToolArguments::Value(other.clone()),
+        None => crate::ToolArguments::Value(serde_json::Value::Null),
+    }
+}

@@ -6,8 +6,7 @@ use serde_json::{Value, json};
 
 pub use super::schema::gemini::{check, declaration_schema};
 
-use super::error::{FormatError, string_field};
-use crate::arguments::ToolArguments;
+use super::error::{FormatError, arguments_field, string_field};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -37,15 +36,6 @@ pub fn declaration(tool: &ToolDefinition) -> Value {
         }
     }
     entry
-}
-
-/// Function declarations with the full JSON Schema (`parametersJsonSchema`) for every tool,
-/// for models that accept it.
-pub fn json_schema_declarations(tools: &[Arc<ToolDefinition>]) -> Value {
-    let declarations = tools
-        .iter()
-        .map(|tool| json!({"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.input_schema}));
-    Value::Array(declarations.collect())
 }
 
 /// The request's `tools`: `[{"functionDeclarations": [...]}]`.
@@ -89,8 +79,7 @@ pub fn calls_from_response(response: &Value) -> Result<Vec<ToolCall>, FormatErro
                 Some(id) => id.to_owned(),
                 None => format!("{GENERATED_ID_PREFIX}{index}"),
             };
-            let args = call.get("args").cloned().unwrap_or(Value::Null);
-            Ok(ToolCall::new(id, name, ToolArguments::Value(args)))
+            Ok(ToolCall::new(id, name, arguments_field(call, "args")))
         })
         .collect()
 }

@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::error::{FormatError, string_field};
+use super::error::{FormatError, arguments_field, string_field};
 use super::result_text;
-use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -87,11 +86,10 @@ pub fn call_from_params(
     params: &Value,
 ) -> Result<ToolCall, FormatError> {
     let name = string_field(params, "name", "the `tools/call` params")?;
-    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
     Ok(ToolCall::new(
         request_id,
         name,
-        ToolArguments::Value(arguments),
+        arguments_field(params, "arguments"),
     ))
 }
 

@@ -33,7 +33,9 @@ use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 
 /// A whole tool list in one provider's shape, as [`Registry::export`](crate::Registry::export)
-/// serves it (cached per role).
+/// serves it (cached per role). Not to be confused with [`Provider`]: a `Format` is how a
+/// listing is written (OpenAI Chat and Responses, strict or not, are four formats), a
+/// `Provider` is whose schema rules a build can require every tool to meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
@@ -76,6 +78,7 @@ impl Format {
 
 /// A provider with schema restrictions that a registry can check every tool against at
 /// build time ([`RegistryBuilder::require_compatible`](crate::RegistryBuilder::require_compatible)).
+/// For the shape of a tool listing, see [`Format`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Provider {

@@ -8,9 +8,8 @@ pub use super::schema::openai::{
     MAX_DEPTH, MAX_ENUM_VALUES, MAX_PROPERTIES, check_strict, strict_schema,
 };
 
-use super::error::{FormatError, string_field};
+use super::error::{FormatError, arguments_field, string_field};
 use super::{result_text, warn_not_strict};
-use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -105,7 +104,7 @@ pub fn calls_from_chat(message: &Value) -> Result<Vec<ToolCall>, FormatError> {
             Ok(ToolCall::new(
                 id,
                 name,
-                arguments_of(function.get("arguments")),
+                arguments_field(function, "arguments"),
             ))
         })
         .collect()
@@ -125,20 +124,12 @@ pub fn calls_from_responses(response: &Value) -> Result<Vec<ToolCall>, FormatErr
             let place = format!("output[{index}]");
             let id = string_field(item, "call_id", &place)?;
             let name = string_field(item, "name", &place)?;
-            Ok(ToolCall::new(id, name, arguments_of(item.get("arguments"))))
+            Ok(ToolCall::new(id, name, arguments_field(item, "arguments")))
         })
         .collect()
 }
 
 /// OpenAI sends arguments as JSON text; tolerate an object too.
-fn arguments_of(arguments: Option<&Value>) -> ToolArguments {
-    match arguments {
-        Some(Value::String(text)) => ToolArguments::Text(text.clone()),
-        Some(other) => ToolArguments::Value(other.clone()),
-        None => ToolArguments::Value(Value::Null),
-    }
-}
-
 /// One `{"role": "tool", "tool_call_id", "content"}` message per outcome, in order.
 pub fn tool_messages(outcomes: &[ToolOutcome]) -> Vec<Value> {
     outcomes

@@ -3,21 +3,18 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::{Body, to_bytes};
-use axum::extract::{Query, Request, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use http_body_util::LengthLimitError;
 use serde_json::{Value, json};
 
 use crate::approval::TicketError;
 use crate::bounded::{MAX_QUOTED, clip};
-use crate::caller::Caller;
 use crate::formats::Format;
 use crate::http::Shared;
 use crate::http::errors::ApiError;
+use crate::http::extract::{Authenticated, JsonBody};
 use crate::http::wire::{OutcomeBody, parse_call_request};
 use crate::registry::{BatchOptions, CallOptions};
 
@@ -42,81 +39,17 @@ const FORMATS: &[(&str, Format)] = &[
     ("mcp", Format::Mcp),
 ];
 
-async fn caller_of(shared: &Shared, parts: &Parts) -> Result<Caller, ApiError> {
-    shared.auth.authenticate(parts).await.map_err(|error| {
-        let code = if error.status == StatusCode::FORBIDDEN {
-            "forbidden"
-        } else {
-            "unauthenticated"
-        };
-        ApiError::new(error.status, code, error.message)
-    })
-}
-
-/// A body that is not declared JSON is refused: browsers send `text/plain` and form bodies
-/// across sites without asking (CSRF), never `application/json`.
-fn require_json(parts: &Parts) -> Result<(), ApiError> {
-    let declared = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
-    let essence = declared
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    let is_json = essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"));
-    if is_json {
-        return Ok(());
-    }
-    Err(ApiError::new(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-        "send the body as JSON with `Content-Type: application/json`",
-    ))
-}
-
-async fn read_body(
-    shared: &Shared,
-    parts: &Parts,
-    body: Body,
-) -> Result<axum::body::Bytes, ApiError> {
-    require_json(parts)?;
-    let limit = shared.options.body_limit;
-    to_bytes(body, limit).await.map_err(|error| {
-        let too_large =
-            std::error::Error::source(&error).is_some_and(|source| source.is::<LengthLimitError>());
-        if too_large {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("the body is over the limit of {limit} bytes"),
-            )
-        } else {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "unreadable_body",
-                format!("the body could not be read: {error}"),
-            )
-        }
-    })
-}
-
 /// `GET /tools?format=...`
 pub(crate) async fn list_tools(
     State(shared): Shares,
-    request: Request,
+    Authenticated(caller): Authenticated,
+    query: Result<Query<FormatQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let (parts, _) = request.into_parts();
-    let caller = caller_of(&shared, &parts).await?;
-    let query = Query::<FormatQuery>::try_from_uri(&parts.uri).map_err(|error| {
+    let query = query.map_err(|error| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "malformed_query",
-            format!("the query could not be read: {error}"),
+            format!("the query could not be read: {}", error.body_text()),
         )
     })?;
     let wanted = query.format.as_deref().unwrap_or("canonical");
@@ -139,7 +72,7 @@ pub(crate) async fn list_tools(
 
 /// The query of `GET /tools` (percent-decoded by axum).
 #[derive(serde::Deserialize)]
-struct FormatQuery {
+pub(crate) struct FormatQuery {
     format: Option<String>,
 }
 
@@ -152,11 +85,9 @@ struct ToolsBody<'a> {
 /// `POST /tools/call`
 pub(crate) async fn call_tools(
     State(shared): Shares,
-    request: Request,
+    Authenticated(caller): Authenticated,
+    JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let caller = caller_of(&shared, &parts).await?;
-    let body = read_body(&shared, &parts, body).await?;
     let request = parse_call_request(&body)?;
     let registry = &shared.registry;
     if request.single {
@@ -188,10 +119,8 @@ pub(crate) async fn call_tools(
 /// `GET /approvals`: the pending calls this caller may decide (the registry decides who).
 pub(crate) async fn list_approvals(
     State(shared): Shares,
-    request: Request,
+    Authenticated(approver): Authenticated,
 ) -> Result<Response, ApiError> {
-    let (parts, _) = request.into_parts();
-    let approver = caller_of(&shared, &parts).await?;
     let pending = shared.registry.pending_approvals(&approver);
     Ok(Json(json!({ "pending": pending })).into_response())
 }
@@ -231,10 +160,12 @@ fn ticket_error(error: TicketError) -> ApiError {
 }
 
 /// `POST /approvals/approve`
-pub(crate) async fn approve(State(shared): Shares, request: Request) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let approver = caller_of(&shared, &parts).await?;
-    let (ticket, _) = ticket_in(&read_body(&shared, &parts, body).await?)?;
+pub(crate) async fn approve(
+    State(shared): Shares,
+    Authenticated(approver): Authenticated,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let (ticket, _) = ticket_in(&body)?;
     let outcome = shared
         .registry
         .approve(&ticket, &approver)
@@ -244,24 +175,29 @@ pub(crate) async fn approve(State(shared): Shares, request: Request) -> Result<R
 }
 
 /// `POST /approvals/deny`
-pub(crate) async fn deny(State(shared): Shares, request: Request) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let approver = caller_of(&shared, &parts).await?;
-    let (ticket, reason) = ticket_in(&read_body(&shared, &parts, body).await?)?;
+pub(crate) async fn deny(
+    State(shared): Shares,
+    Authenticated(approver): Authenticated,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let (ticket, reason) = ticket_in(&body)?;
     let reason = reason.unwrap_or_else(|| "no reason given".to_owned());
     let outcome = shared
         .registry
         .deny(&ticket, &approver, &reason)
+        .await
         .map_err(ticket_error)?;
     Ok(Json(OutcomeBody::from(outcome)).into_response())
 }
 
 /// `GET /health`: alive, and how many tools the caller may use (nothing about the others;
 /// an unauthenticated request learns only that the service is up).
-pub(crate) async fn health(State(shared): Shares, request: Request) -> Json<Value> {
-    let (parts, _) = request.into_parts();
-    match shared.auth.authenticate(&parts).await {
-        Ok(caller) => Json(json!({
+pub(crate) async fn health(
+    State(shared): Shares,
+    caller: Result<Authenticated, ApiError>,
+) -> Json<Value> {
+    match caller {
+        Ok(Authenticated(caller)) => Json(json!({
             "status": "ok",
             "tools": shared.registry.visible_to(&caller).len(),
         })),

@@ -39,12 +39,14 @@
 
 mod auth;
 mod errors;
+mod extract;
 mod handlers;
 mod wire;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
@@ -79,6 +81,7 @@ pub(crate) struct Shared {
 /// The router serving `registry` to callers that `auth` identifies. Mount it where you like
 /// (`Router::new().nest("/ai", router(...))`).
 pub fn router(registry: Registry, auth: impl Authenticate, options: HttpOptions) -> Router {
+    let body_limit = options.body_limit;
     let shared = Arc::new(Shared {
         registry,
         auth: Box::new(auth),
@@ -93,6 +96,7 @@ pub fn router(registry: Registry, auth: impl Authenticate, options: HttpOptions)
         .route("/health", get(handlers::health))
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
         .layer(CatchPanicLayer::custom(errors::panic_response))
         .with_state(shared)
 }

@@ -82,6 +82,8 @@ pub struct McpImport {
     allow: Option<Vec<String>>,
     deny: Vec<String>,
     call_timeout: Duration,
+    /// A setting made for the other kind of server, reported by `connect`.
+    misuse: Option<String>,
 }
 
 impl McpImport {
@@ -94,6 +96,7 @@ impl McpImport {
             allow: None,
             deny: Vec::new(),
             call_timeout: Duration::from_secs(30),
+            misuse: None,
         }
     }
 
@@ -122,18 +125,26 @@ impl McpImport {
         )
     }
 
-    /// An environment variable for the child process.
+    /// An environment variable for the child process of a [`command`](Self::command)
+    /// server; on an HTTP server, [`connect`](Self::connect) fails saying so.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        if let Source::Command { env, .. } = &mut self.source {
-            env.push((key.into(), value.into()));
+        match &mut self.source {
+            Source::Command { env, .. } => env.push((key.into(), value.into())),
+            Source::Http { .. } => {
+                self.misuse = Some("`.env(..)` sets the environment of a command server's process; this server is reached over HTTP".into());
+            }
         }
         self
     }
 
-    /// A bearer token sent to an HTTP server.
+    /// A bearer token sent to an [`http`](Self::http) server; on a command server,
+    /// [`connect`](Self::connect) fails saying so.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        if let Source::Http { bearer, .. } = &mut self.source {
-            *bearer = Some(token.into());
+        match &mut self.source {
+            Source::Http { bearer, .. } => *bearer = Some(token.into()),
+            Source::Command { .. } => {
+                self.misuse = Some("`.bearer_token(..)` is sent to HTTP servers; this server is a command spoken to over stdio (pass secrets with `.env(..)`)".into());
+            }
         }
         self
     }
@@ -188,6 +199,9 @@ impl McpImport {
     pub async fn connect(self) -> Result<ImportedServer, McpImportError> {
         if self.permission.is_empty() {
             return Err(self.error("no permission set: call `.permission(\"role\")`"));
+        }
+        if let Some(misuse) = &self.misuse {
+            return Err(self.error(misuse.clone()));
         }
         let service = start(&self.source)
             .await

@@ -1,6 +1,6 @@
 //! The `rmcp` server handler over a [`Registry`].
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::http::request::Parts;
@@ -19,6 +19,7 @@ use crate::caller::Caller;
 use crate::formats::{Format, mcp};
 use crate::http::{AuthError, Authenticate};
 use crate::registry::{Registry, ToolsAsOf};
+use crate::sync::lock;
 
 use super::list_changes::notify_visible_changes;
 
@@ -344,8 +345,4 @@ fn refused(gate: &Gate, error: AuthError) -> axum::response::Response {
             .insert(header::WWW_AUTHENTICATE, value);
     }
     response
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

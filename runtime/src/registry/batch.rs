@@ -11,6 +11,7 @@ use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::execute::{self, Run};
+use crate::registry::record;
 use crate::registry::snapshot::Snapshot;
 
 /// How the calls of a batch are ordered.
@@ -74,7 +75,7 @@ pub(crate) async fn run(
         let count = calls.len();
         return calls
             .into_iter()
-            .map(|call| execute::reject(config, caller, call, too_large(count, max)))
+            .map(|call| record::reject(config, caller, call, too_large(count, max)))
             .collect();
     }
     let run = Run {
@@ -156,7 +157,7 @@ fn lost_task(
             "the call was stopped because the runtime is shutting down",
         )
     };
-    execute::reject(config, caller, call, error)
+    record::reject(config, caller, call, error)
 }
 
 /// Splits calls into consecutive groups that may run concurrently.

@@ -9,12 +9,12 @@ use crate::audit::{AuditSink, History};
 use crate::context::StateMap;
 use crate::definition::ToolDefinition;
 use crate::formats::Provider;
-use crate::limits::{RateLimit, RateLimits};
 use crate::policy::{DefaultPolicy, Policy, PolicyMode};
+use crate::rate_limits::{RateLimit, RateLimits};
+use crate::registry::Governance;
 use crate::registry::batch::BatchMode;
-use crate::registry::govern::Governance;
 use crate::registry::problems::{BuildError, BuildProblem};
-use crate::registry::snapshot::{Candidate, Handler, Rules, Snapshot};
+use crate::registry::snapshot::{Candidate, Handler, Snapshot};
 use crate::registry::{Config, Registry};
 use crate::roles::Roles;
 use crate::static_tool::linked_tools;
@@ -309,47 +309,21 @@ impl RegistryBuilder {
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
-    pub fn build(self) -> Result<Registry, BuildError> {
-        let mut candidates = Vec::new();
-        if self.include_linked {
-            for linked in linked_tools() {
-                let definition = linked.definition();
-                if self
-                    .linked_filter
-                    .as_ref()
-                    .is_some_and(|keep| !keep(&definition))
-                {
-                    continue;
-                }
-                candidates.push(Candidate {
-                    definition,
-                    handler: Handler::Static(linked.invoke),
-                    requirements: (linked.requirements)(),
-                });
-            }
-        }
-        candidates.extend(self.tools.into_iter().map(|tool| Candidate {
-            definition: tool.definition(),
-            requirements: tool.requirements(),
-            handler: Handler::Dynamic(tool),
-        }));
-        let rules = Rules {
-            roles: &self.roles,
-            states: &self.states,
-            providers: &self.providers,
-        };
-        let approver_rank = match &self.approver_role {
-            Some(role) => Some(self.roles.rank(role).ok_or_else(|| {
-                BuildError::new(vec![BuildProblem::UnknownApproverRole {
-                    role: role.clone(),
-                    known_roles: self.roles.names().to_vec(),
-                }])
-            })?),
-            None => self.roles.names().len().checked_sub(1),
-        };
+    pub fn build(mut self) -> Result<Registry, BuildError> {
+        let mut candidates = self.linked_candidates();
+        candidates.extend(
+            std::mem::take(&mut self.tools)
+                .into_iter()
+                .map(Candidate::dynamic),
+        );
+        let (expected_tools, expected_groups) = (
+            std::mem::take(&mut self.expected_tools),
+            std::mem::take(&mut self.expected_groups),
+        );
+        let config = self.into_config()?;
         let snapshot =
-            Snapshot::assemble(&rules, Vec::new(), candidates).map_err(BuildError::new)?;
-        let missing = missing_expected(&snapshot, &self.expected_tools, &self.expected_groups);
+            Snapshot::assemble(&config.rules(), Vec::new(), candidates).map_err(BuildError::new)?;
+        let missing = missing_expected(&snapshot, &expected_tools, &expected_groups);
         if !missing.is_empty() {
             return Err(BuildError::new(missing));
         }
@@ -359,7 +333,41 @@ impl RegistryBuilder {
                  If your tools live in another crate, reference it (`use my_tools as _;`) so the linker keeps them."
             );
         }
-        let config = Config {
+        Ok(Registry::from_parts(config, snapshot))
+    }
+
+    /// The `#[tool]` functions linked into the program that the filter keeps.
+    fn linked_candidates(&self) -> Vec<Candidate> {
+        if !self.include_linked {
+            return Vec::new();
+        }
+        linked_tools()
+            .filter_map(|linked| {
+                let definition = linked.definition();
+                let keep = self
+                    .linked_filter
+                    .as_ref()
+                    .is_none_or(|keep| keep(&definition));
+                keep.then(|| Candidate {
+                    definition,
+                    handler: Handler::Static(linked.invoke),
+                    requirements: (linked.requirements)(),
+                })
+            })
+            .collect()
+    }
+
+    fn into_config(self) -> Result<Config, BuildError> {
+        let approver_rank = match &self.approver_role {
+            Some(role) => Some(self.roles.rank(role).ok_or_else(|| {
+                BuildError::new(vec![BuildProblem::UnknownApproverRole {
+                    role: role.clone(),
+                    known_roles: self.roles.names().to_vec(),
+                }])
+            })?),
+            None => self.roles.names().len().checked_sub(1),
+        };
+        Ok(Config {
             roles: self.roles,
             states: Arc::new(self.states),
             default_timeout: self.default_timeout,
@@ -380,8 +388,7 @@ impl RegistryBuilder {
                 history: Arc::new(History::new(self.history_capacity)),
                 always: Mutex::default(),
             },
-        };
-        Ok(Registry::from_parts(config, snapshot))
+        })
     }
 }
 

@@ -4,15 +4,14 @@
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::approval::PendingCall;
 use crate::arguments::ToolArguments;
-use crate::audit::{AuditRecord, redact};
+use crate::audit::redact;
 use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
@@ -21,26 +20,10 @@ use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, panic_text};
-use crate::registry::govern::{Asking, Authorized, authorize, refused_by_a_person};
+use crate::registry::govern::{Asking, Authorized, authorize};
+use crate::registry::record::{Trail, finish};
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
-
-/// What the audit record says about a call, filled in as the call goes.
-pub(crate) struct Trail {
-    pub(crate) arguments: Value,
-    pub(crate) decision: &'static str,
-    pub(crate) approver: Option<String>,
-}
-
-impl Default for Trail {
-    fn default() -> Self {
-        Trail {
-            arguments: Value::Null,
-            decision: "not_reached",
-            approver: None,
-        }
-    }
-}
 
 /// Who is calling and how.
 pub(crate) struct Run<'a> {
@@ -100,7 +83,9 @@ async fn decide_and_run(
         call_id: id,
         cancel: run.cancel,
     };
-    match authorize(&asking, arguments, run.dry_run, trail).await? {
+    let (verdict, authorized) = authorize(&asking, arguments, run.dry_run).await;
+    trail.note(verdict);
+    match authorized? {
         Authorized::DryRun(report) => Ok(report),
         Authorized::Run(arguments) => {
             perform(run.config, entry, run.caller, id, arguments, run.cancel).await
@@ -108,139 +93,8 @@ async fn decide_and_run(
     }
 }
 
-/// Runs a call a person approved through its ticket, as the original caller.
-pub(crate) async fn execute_approved(
-    config: &Config,
-    snapshot: &Snapshot,
-    pending: PendingCall,
-    approver: &Caller,
-) -> ToolOutcome {
-    let started = Instant::now();
-    let mut trail = Trail {
-        decision: "approved",
-        approver: Some(approver.id().to_owned()),
-        ..Trail::default()
-    };
-    let caller = pending.caller.clone();
-    let rank = config.roles.rank(caller.role());
-    let cancel = CancellationToken::new();
-    let result = async {
-        // The tool may have changed or gone since the call was made: check again.
-        let entry = find(config, snapshot, rank, &pending.tool)?;
-        let arguments = read_arguments(
-            config,
-            entry,
-            ToolArguments::Value(pending.arguments),
-            &mut trail,
-        )?;
-        perform(config, entry, &caller, &pending.call_id, arguments, &cancel).await
-    }
-    .await;
-    finish(
-        config,
-        &caller,
-        pending.call_id,
-        pending.tool,
-        result,
-        started,
-        trail,
-    )
-}
-
-/// The outcome of a call a person refused through its ticket.
-pub(crate) fn refuse_approved(
-    config: &Config,
-    snapshot: &Snapshot,
-    pending: PendingCall,
-    approver: &Caller,
-    reason: &str,
-) -> ToolOutcome {
-    let secrets = snapshot
-        .any(&pending.tool)
-        .map(|entry| entry.definition.secret_arguments.as_slice())
-        .unwrap_or_default();
-    let trail = Trail {
-        arguments: redact(&pending.arguments, secrets),
-        decision: "approval_denied",
-        approver: Some(approver.id().to_owned()),
-    };
-    let error = refused_by_a_person(reason);
-    finish(
-        config,
-        &pending.caller,
-        pending.call_id,
-        pending.tool,
-        Err(error),
-        Instant::now(),
-        trail,
-    )
-}
-
-/// The outcome of a call refused before it was looked at (e.g. its batch is too large).
-pub(crate) fn reject(
-    config: &Config,
-    caller: &Caller,
-    call: ToolCall,
-    error: ToolError,
-) -> ToolOutcome {
-    finish(
-        config,
-        caller,
-        call.id,
-        call.name,
-        Err(error),
-        Instant::now(),
-        Trail::default(),
-    )
-}
-
-/// The outcome, audited.
-fn finish(
-    config: &Config,
-    caller: &Caller,
-    call_id: String,
-    tool: String,
-    result: ToolResult,
-    started: Instant,
-    trail: Trail,
-) -> ToolOutcome {
-    let duration = started.elapsed();
-    let governance = &config.governance;
-    if governance.audits() {
-        let record = AuditRecord {
-            time_ms: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_millis() as u64,
-            caller: caller.id().to_owned(),
-            role: caller.role().to_owned(),
-            tool: tool.clone(),
-            call_id: call_id.clone(),
-            arguments: trail.arguments,
-            decision: trail.decision.to_owned(),
-            approver: trail.approver,
-            outcome: match &result {
-                Ok(_) => "ok".to_owned(),
-                Err(error) => error.code.to_string(),
-            },
-            duration_ms: duration.as_secs_f64() * 1000.0,
-        };
-        for sink in &governance.sinks {
-            sink.record(&record);
-        }
-        // Last, so the record moves into the history instead of being copied.
-        governance.history.push(record);
-    }
-    ToolOutcome {
-        call_id,
-        tool,
-        result,
-        duration,
-    }
-}
-
 /// Parses, normalizes and validates arguments, recording them (redacted) in the trail.
-fn read_arguments(
+pub(crate) fn read_arguments(
     config: &Config,
     entry: &Entry,
     arguments: ToolArguments,
@@ -260,7 +114,7 @@ fn read_arguments(
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
-fn find<'s>(
+pub(crate) fn find<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
     rank: Option<usize>,
@@ -271,7 +125,7 @@ fn find<'s>(
     }
     if config.reveal_hidden && snapshot.any(name).is_some() {
         return Err(ToolError::new(
-            ErrorCode::Custom("forbidden".into()),
+            ErrorCode::Forbidden,
             format!("the tool `{name}` exists, but your role may not use it"),
         ));
     }
@@ -292,7 +146,7 @@ fn find<'s>(
 /// Runs the tool in the calling task, racing it against its timeout and the caller's
 /// cancellation; a panic is caught and becomes an error. (A batch runs each of its parallel
 /// calls in a task of its own, so they also use several cores.)
-async fn perform(
+pub(crate) async fn perform(
     config: &Config,
     entry: &Entry,
     caller: &Caller,

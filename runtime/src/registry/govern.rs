@@ -1,71 +1,21 @@
 //! Whether a call may run: the policy, and approval (in process, or by a signed ticket
 //! redeemed later by an approver whose role may decide it).
 
-use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::approval::{
-    ApprovalAnswer, ApprovalRequest, Approver, PendingCall, PendingStore, TicketError, TicketSigner,
-};
-use crate::audit::{AuditSink, History, REDACTED, redact};
+use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, PendingCall, TicketError};
+use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
-use crate::limits::RateLimits;
-use crate::policy::{Decision, Policy, PolicyRequest};
+use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
-use crate::registry::execute::Trail;
+use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
-
-/// The registry's rules for deciding and recording calls.
-pub(crate) struct Governance {
-    pub(crate) policy: Box<dyn Policy>,
-    pub(crate) approver: Option<(String, Box<dyn Approver>)>,
-    /// The lowest role that may decide pending calls (and then only of tools it may see).
-    pub(crate) approver_rank: Option<usize>,
-    pub(crate) pending: Arc<dyn PendingStore>,
-    pub(crate) signer: TicketSigner,
-    pub(crate) limits: RateLimits,
-    pub(crate) max_batch: Option<usize>,
-    pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
-    pub(crate) history: Arc<History>,
-    /// (caller id, tool) pairs approved "always".
-    pub(crate) always: Mutex<HashSet<(String, String)>>,
-}
-
-impl Governance {
-    /// Whether records are kept anywhere (if not, none is built).
-    pub(crate) fn audits(&self) -> bool {
-        !self.sinks.is_empty() || self.history.keeps_any()
-    }
-
-    fn approved_always(&self, key: &(String, String)) -> bool {
-        self.always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(key)
-    }
-
-    fn remember_always(&self, key: (String, String)) {
-        self.always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key);
-    }
-
-    /// Whether `approver` may see and decide a pending call of `entry`: it holds the
-    /// approver role, and the tool is at or below its own role.
-    pub(crate) fn may_decide(&self, config: &Config, approver: &Caller, entry: &Entry) -> bool {
-        match (config.roles.rank(approver.role()), self.approver_rank) {
-            (Some(rank), Some(needed)) => rank >= needed && entry.rank <= rank,
-            _ => false,
-        }
-    }
-}
 
 /// One call on its way to a decision.
 pub(crate) struct Asking<'a> {
@@ -84,13 +34,13 @@ pub(crate) enum Authorized {
     DryRun(Value),
 }
 
-/// Applies the policy and, where it asks, approval. Fills in the trail's decision.
+/// Applies the policy and, where it asks, approval: what may run (or why not), and the
+/// verdict for the call's record.
 pub(crate) async fn authorize(
     asking: &Asking<'_>,
     arguments: Value,
     dry_run: bool,
-    trail: &mut Trail,
-) -> Result<Authorized, ToolError> {
+) -> (Verdict, Result<Authorized, ToolError>) {
     let governance = &asking.config.governance;
     let decision = governance.policy.decide(&PolicyRequest {
         tool: &asking.entry.definition,
@@ -98,20 +48,17 @@ pub(crate) async fn authorize(
         arguments: &arguments,
     });
     if dry_run {
-        trail.decision = "dry_run";
-        return Ok(Authorized::DryRun(dry_run_report(&decision)));
+        let report = Authorized::DryRun(dry_run_report(&decision));
+        return (Verdict::new("dry_run"), Ok(report));
     }
     let reason = match decision {
-        Decision::Allow => {
-            trail.decision = "allow";
-            return Ok(Authorized::Run(arguments));
-        }
+        Decision::Allow => return (Verdict::new("allow"), Ok(Authorized::Run(arguments))),
         Decision::Deny { reason } => {
-            trail.decision = "deny";
-            return Err(ToolError::new(
+            let error = ToolError::new(
                 ErrorCode::Denied,
                 format!("this call is not allowed: {reason}"),
-            ));
+            );
+            return (Verdict::new("deny"), Err(error));
         }
         Decision::RequireApproval { reason } => reason,
     };
@@ -120,17 +67,21 @@ pub(crate) async fn authorize(
         asking.entry.definition.name.clone(),
     );
     if governance.approved_always(&key) {
-        trail.decision = "approved_always";
-        return Ok(Authorized::Run(arguments));
+        return (
+            Verdict::new("approved_always"),
+            Ok(Authorized::Run(arguments)),
+        );
     }
     // The tool looks first: a call it would refuse is refused before a person is bothered.
-    let review = review(asking, &arguments).inspect_err(|_| trail.decision = "review_refused")?;
-    let Some((approver_name, approver)) = &governance.approver else {
-        trail.decision = "pending_approval";
-        return Err(defer(asking, arguments, reason, review));
+    let review = match review(asking, &arguments) {
+        Ok(review) => review,
+        Err(error) => return (Verdict::new("review_refused"), Err(error)),
     };
-    trail.approver = Some(approver_name.clone());
-    let answer = ask(
+    let Some((approver_name, approver)) = &governance.approver else {
+        let error = defer(asking, arguments, reason, review);
+        return (Verdict::new("pending_approval"), Err(error));
+    };
+    match ask(
         asking,
         approver_name,
         approver.as_ref(),
@@ -139,8 +90,16 @@ pub(crate) async fn authorize(
         review,
     )
     .await
-    .inspect_err(|_| trail.decision = "require_approval")?;
-    apply_answer(asking, key, answer, arguments, trail).map(Authorized::Run)
+    {
+        Ok(answer) => {
+            let (verdict, result) = apply_answer(asking, key, answer, arguments);
+            (verdict.by(approver_name), result.map(Authorized::Run))
+        }
+        Err(cancelled) => (
+            Verdict::new("require_approval").by(approver_name),
+            Err(cancelled),
+        ),
+    }
 }
 
 fn dry_run_report(decision: &Decision) -> Value {
@@ -201,23 +160,18 @@ fn apply_answer(
     key: (String, String),
     answer: ApprovalAnswer,
     arguments: Value,
-    trail: &mut Trail,
-) -> Result<Value, ToolError> {
+) -> (Verdict, Result<Value, ToolError>) {
     let tool = &asking.entry.definition;
     match answer {
-        ApprovalAnswer::Approve => {
-            trail.decision = "approved";
-            Ok(arguments)
-        }
+        ApprovalAnswer::Approve => (Verdict::new("approved"), Ok(arguments)),
         ApprovalAnswer::ApproveAlways => {
-            trail.decision = "approved_always";
             asking.config.governance.remember_always(key);
-            Ok(arguments)
+            (Verdict::new("approved_always"), Ok(arguments))
         }
         ApprovalAnswer::ApproveWithArguments(edited) => {
-            trail.decision = "approved_edited";
+            let mut verdict = Verdict::new("approved_edited");
             let edited = keep_redacted_secrets(edited, &arguments, &tool.secret_arguments);
-            let edited = asking.entry.check(edited).map_err(|error| {
+            let checked = asking.entry.check(edited).map_err(|error| {
                 ToolError::new(
                     ErrorCode::InvalidArguments,
                     format!(
@@ -226,14 +180,16 @@ fn apply_answer(
                     ),
                 )
                 .with_details(error.details.unwrap_or(Value::Null))
-            })?;
-            trail.arguments = redact(&edited, &tool.secret_arguments);
-            Ok(edited)
+            });
+            if let Ok(edited) = &checked {
+                verdict.edited_arguments = Some(redact(edited, &tool.secret_arguments));
+            }
+            (verdict, checked)
         }
-        ApprovalAnswer::Deny { reason } => {
-            trail.decision = "approval_denied";
-            Err(refused_by_a_person(&reason))
-        }
+        ApprovalAnswer::Deny { reason } => (
+            Verdict::new("approval_denied"),
+            Err(refused_by_a_person(&reason)),
+        ),
     }
 }
 

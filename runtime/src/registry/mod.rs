@@ -2,15 +2,17 @@
 
 mod batch;
 mod builder;
+mod config;
 mod contain;
 mod execute;
 mod govern;
 mod problems;
+mod record;
+mod resume;
 mod snapshot;
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
@@ -21,16 +23,19 @@ pub use builder::RegistryBuilder;
 pub use problems::{BuildError, BuildProblem};
 
 use crate::approval::{PendingCall, TicketError};
-use crate::arguments::ArgumentLimits;
 use crate::audit::AuditRecord;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
-use crate::context::{CancellationToken, StateMap};
+use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
-use crate::formats::{Format, Provider};
+use crate::formats::Format;
 use crate::roles::Roles;
+use crate::sync::lock;
 use crate::tool::Tool;
-use snapshot::{Candidate, Handler, Rules, Snapshot};
+use resume::{Resolution, resume};
+use snapshot::{Candidate, Snapshot};
+
+pub(crate) use config::{Config, Governance};
 
 /// The tools a caller may see, in name order. Cheap to clone.
 pub type ToolList = Arc<[Arc<ToolDefinition>]>;
@@ -40,29 +45,6 @@ pub type ToolList = Arc<[Arc<ToolDefinition>]>;
 #[cfg(feature = "mcp")]
 #[derive(Clone)]
 pub(crate) struct ToolsAsOf(Arc<Snapshot>);
-
-/// Settings fixed at build time.
-pub(crate) struct Config {
-    pub(crate) roles: Roles,
-    pub(crate) states: Arc<StateMap>,
-    pub(crate) default_timeout: Option<Duration>,
-    pub(crate) limits: ArgumentLimits,
-    pub(crate) max_concurrency: usize,
-    pub(crate) batch_mode: BatchMode,
-    pub(crate) reveal_hidden: bool,
-    pub(crate) providers: Vec<Provider>,
-    pub(crate) governance: govern::Governance,
-}
-
-impl Config {
-    fn rules(&self) -> Rules<'_> {
-        Rules {
-            roles: &self.roles,
-            states: &self.states,
-            providers: &self.providers,
-        }
-    }
-}
 
 struct Inner {
     config: Arc<Config>,
@@ -227,16 +209,6 @@ impl Registry {
             .map(|entry| Arc::clone(&entry.definition))
     }
 
-    /// Every tool's definition, whatever its permission (for administration, not for models).
-    pub fn all_definitions(&self) -> Vec<Arc<ToolDefinition>> {
-        let snapshot = self.inner.snapshot.load();
-        snapshot
-            .entries()
-            .iter()
-            .map(|entry| Arc::clone(&entry.definition))
-            .collect()
-    }
-
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
@@ -317,13 +289,14 @@ impl Registry {
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
         let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
-        Ok(execute::execute_approved(&self.inner.config, &snapshot, pending, approver).await)
+        let resolution = Resolution::Approve;
+        Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
 
     /// Refuses a call that is waiting with a ticket; its outcome (an `approval_denied` error
     /// with the reason) is what to send back to the model. The same rules as
     /// [`approve`](Self::approve) say who may.
-    pub fn deny(
+    pub async fn deny(
         &self,
         ticket: &str,
         approver: &Caller,
@@ -331,13 +304,8 @@ impl Registry {
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
         let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
-        Ok(execute::refuse_approved(
-            &self.inner.config,
-            &snapshot,
-            pending,
-            approver,
-            reason,
-        ))
+        let resolution = Resolution::Deny { reason };
+        Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
 
     /// The calls waiting for approval that `approver` may decide (see
@@ -360,12 +328,7 @@ impl Registry {
     /// Adds a tool while the application runs; checked like at build time. Calls already
     /// running are not affected. Subscribers of [`changes`](Self::changes) are told.
     pub fn register(&self, tool: impl Tool) -> Result<(), BuildError> {
-        let tool: Arc<dyn Tool> = Arc::new(tool);
-        let candidate = Candidate {
-            definition: tool.definition(),
-            requirements: tool.requirements(),
-            handler: Handler::Dynamic(tool),
-        };
+        let candidate = Candidate::dynamic(Arc::new(tool));
         self.change(|entries| (entries, vec![candidate]))
     }
 
@@ -391,11 +354,7 @@ impl Registry {
         &self,
         edit: impl FnOnce(Vec<Arc<snapshot::Entry>>) -> (Vec<Arc<snapshot::Entry>>, Vec<Candidate>),
     ) -> Result<(), BuildError> {
-        let _guard = self
-            .inner
-            .changing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _guard = lock(&self.inner.changing);
         let current = self.inner.snapshot.load_full();
         let (entries, candidates) = edit(current.entries().to_vec());
         let unchanged = candidates.is_empty() && entries.len() == current.entries().len();

@@ -2,7 +2,7 @@
 //! Changes at run time build a new snapshot; calls in flight keep the one they started with.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -10,10 +10,11 @@ use crate::arguments::integral_floats_as_integers;
 use crate::context::{StateMap, StateRequirement, ToolContext};
 use crate::definition::{ToolDefinition, is_valid_tool_name};
 use crate::error::ToolError;
-use crate::formats::schema::nulls;
 use crate::formats::{Format, Provider};
 use crate::registry::problems::BuildProblem;
 use crate::roles::Roles;
+use crate::schema::nulls;
+use crate::sync::lock;
 use crate::tool::{Tool, ToolFuture};
 use crate::validation::ArgumentValidator;
 
@@ -56,6 +57,17 @@ pub(crate) struct Candidate {
     pub(crate) requirements: Vec<StateRequirement>,
 }
 
+impl Candidate {
+    /// A tool given to the builder or registered at run time.
+    pub(crate) fn dynamic(tool: Arc<dyn Tool>) -> Self {
+        Candidate {
+            definition: tool.definition(),
+            requirements: tool.requirements(),
+            handler: Handler::Dynamic(tool),
+        }
+    }
+}
+
 /// A checked tool.
 pub(crate) struct Entry {
     pub(crate) definition: Arc<ToolDefinition>,
@@ -64,7 +76,7 @@ pub(crate) struct Entry {
     pub(crate) handler: Handler,
     pub(crate) validator: ArgumentValidator,
     /// Whether `null` may stand for an omitted optional property that does not accept
-    /// `null` (see `formats::schema::nulls`).
+    /// `null` (see `schema::nulls`).
     pub(crate) strips_nulls: bool,
 }
 
@@ -96,7 +108,7 @@ pub(crate) struct RoleView {
 impl RoleView {
     /// The tools in `format`, made once and then shared.
     pub(crate) fn export(&self, format: Format) -> Arc<Value> {
-        let mut exports = self.exports.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut exports = lock(&self.exports);
         Arc::clone(
             exports
                 .entry(format)

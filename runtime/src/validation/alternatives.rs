@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::schema::required_names;
+
 /// Most alternatives described; the rest are counted.
 const MAX_ALTERNATIVES: usize = 30;
 /// How deep nested `anyOf`/`oneOf`/`$ref` are followed.
@@ -65,11 +67,7 @@ fn shape(root: &Value, schema: &Value, depth: usize) -> String {
 
 /// `{"type": "circle", "radius": …}`: fixed values shown, required fields named.
 fn object(root: &Value, schema: &Value, depth: usize) -> String {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = schema.as_object().map(required_names).unwrap_or_default();
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return "an object".to_owned();
     };

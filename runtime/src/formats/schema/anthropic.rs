@@ -1,12 +1,13 @@
 //! Anthropic strict tool use (`"strict": true`): closed objects, no recursion, and no
 //! numeric, string-length, pattern or array-size constraints (those move into descriptions).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{
     INEXPRESSIBLE, Incompatibility, check_format, escape, for_each_subschema,
     for_each_subschema_mut, inlined_view, keep_known_format, move_to_description, one_of_as_any_of,
 };
+use crate::schema::is_object_schema;
 
 /// String formats strict tool use accepts.
 const FORMATS: &[&str] = &[
@@ -55,7 +56,7 @@ fn transform(node: &mut Value, path: &str, problems: &mut Vec<Incompatibility>) 
         move_to_description(map, &["minItems"]);
     }
     move_to_description(map, MOVED);
-    if map.get("type") == Some(&Value::String("object".into())) || map.contains_key("properties") {
+    if is_object_schema(map) {
         match map.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {
                 map.insert("additionalProperties".to_owned(), Value::Bool(false));
@@ -119,7 +120,7 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<Incompatibility>) {
             "enum values must be strings, numbers, booleans or null",
         ));
     }
-    if is_object(map) && map.get("additionalProperties") != Some(&Value::Bool(false)) {
+    if is_object_schema(map) && map.get("additionalProperties") != Some(&Value::Bool(false)) {
         problems.push(Incompatibility::new(
             &format!("{path}/additionalProperties"),
             "every object needs `additionalProperties: false` for strict tool use",
@@ -128,8 +129,4 @@ fn check_node(node: &Value, path: &str, problems: &mut Vec<Incompatibility>) {
     for_each_subschema(map, path, |child_path, child| {
         check_node(child, child_path, problems)
     });
-}
-
-fn is_object(map: &Map<String, Value>) -> bool {
-    map.get("type") == Some(&Value::String("object".into())) || map.contains_key("properties")
 }

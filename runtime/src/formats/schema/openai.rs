@@ -9,6 +9,7 @@ use super::{
     INEXPRESSIBLE, Incompatibility, allows_null, check_format, escape, finish, for_each_subschema,
     for_each_subschema_mut, keep_known_format, move_to_description, one_of_as_any_of,
 };
+use crate::schema::{is_object_schema, required_names};
 
 /// Deepest nesting of objects strict mode accepts.
 pub const MAX_DEPTH: usize = 10;
@@ -129,10 +130,6 @@ fn unsupported(key: &str) -> bool {
     UNSUPPORTED.contains(&key) || INEXPRESSIBLE.contains(&key)
 }
 
-fn is_object_schema(map: &Map<String, Value>) -> bool {
-    map.get("type") == Some(&json!("object")) || map.contains_key("properties")
-}
-
 /// `additionalProperties: false`, every property required, optional ones nullable.
 fn close_object(map: &mut Map<String, Value>, path: &str, problems: &mut Vec<Incompatibility>) {
     match map.get("additionalProperties") {
@@ -146,17 +143,7 @@ fn close_object(map: &mut Map<String, Value>, path: &str, problems: &mut Vec<Inc
         }
     }
     map.insert("additionalProperties".to_owned(), Value::Bool(false));
-    let required: Vec<String> = map
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| {
-            names
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let required: Vec<String> = required_names(map).into_iter().map(str::to_owned).collect();
     let properties = map.entry("properties").or_insert_with(|| json!({}));
     let Value::Object(properties) = properties else {
         return;
@@ -316,11 +303,7 @@ fn check_closed(
         .map(|p| p.keys().collect())
         .unwrap_or_default();
     totals.0 += names.len();
-    let required: Vec<&str> = map
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required_names(map);
     for name in names {
         if !required.contains(&name.as_str()) {
             problems.push(Incompatibility::new(

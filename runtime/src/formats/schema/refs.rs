@@ -4,15 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Incompatibility, for_each_subschema_mut};
-
-/// The definition a local reference (`#/$defs/Name`, `#/definitions/Name`) points at.
-pub(crate) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(pointer)
-}
+use crate::schema::resolve;
 
 /// `schema` with every `$ref` replaced by its target (siblings of the `$ref` kept on top),
 /// and `$defs`/`definitions` removed. A reference cycle is an incompatibility at the

@@ -7,8 +7,7 @@
 
 use serde_json::Value;
 
-use super::allows_null;
-use super::refs::resolve;
+use super::{allows_null, required_names, resolve};
 
 /// Deepest schema nesting followed; arguments are depth-limited well below this.
 const MAX_DEPTH: usize = 128;
@@ -24,7 +23,7 @@ pub(crate) fn has_optional_non_nullable(root: &Value) -> bool {
             return false;
         };
         if let Some(properties) = map.get("properties").and_then(Value::as_object) {
-            let required = required_names(node);
+            let required = required_names(map);
             if properties.iter().any(|(name, schema)| {
                 !required.contains(&name.as_str()) && !allows_null(target(root, schema))
             }) {
@@ -56,7 +55,7 @@ fn strip(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
             let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
                 return;
             };
-            let required = required_names(schema);
+            let required = schema.as_object().map(required_names).unwrap_or_default();
             object.retain(|name, item| {
                 let optional = !required.contains(&name.as_str());
                 let property = properties.get(name);
@@ -88,14 +87,6 @@ fn target<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
         .and_then(Value::as_str)
         .and_then(|reference| resolve(root, reference))
         .unwrap_or(schema)
-}
-
-fn required_names(schema: &Value) -> Vec<&str> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

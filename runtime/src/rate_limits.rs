@@ -14,7 +14,7 @@ use crate::error::{ErrorCode, ToolError};
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolgate::limits::RateLimit;
+/// use toolgate::rate_limits::RateLimit;
 ///
 /// let ten_a_minute = RateLimit::new(10, Duration::from_secs(60));
 /// # let _ = ten_a_minute;

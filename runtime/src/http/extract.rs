@@ -1,0 +1,93 @@
+//! What a handler takes from a request, as axum extractors answering with our JSON errors:
+//! the caller (from the application's authentication) and a JSON body (declared JSON, within
+//! the body limit set by `DefaultBodyLimit`).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::request::Parts;
+
+use crate::caller::Caller;
+use crate::http::Shared;
+use crate::http::errors::ApiError;
+
+/// The caller of the request, as the application's [`Authenticate`](super::Authenticate)
+/// hook identified it.
+pub(crate) struct Authenticated(pub(crate) Caller);
+
+impl FromRequestParts<Arc<Shared>> for Authenticated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
+        shared
+            .auth
+            .authenticate(parts)
+            .await
+            .map(Authenticated)
+            .map_err(|error| {
+                let code = if error.status == StatusCode::FORBIDDEN {
+                    "forbidden"
+                } else {
+                    "unauthenticated"
+                };
+                ApiError::new(error.status, code, error.message)
+            })
+    }
+}
+
+/// A request body declared as JSON. A body that is not declared JSON is refused: browsers
+/// send `text/plain` and form bodies across sites without asking (CSRF), never
+/// `application/json`.
+pub(crate) struct JsonBody(pub(crate) Bytes);
+
+impl FromRequest<Arc<Shared>> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, ApiError> {
+        if !declares_json(request.headers().get(CONTENT_TYPE)) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with `Content-Type: application/json`",
+            ));
+        }
+        Bytes::from_request(request, shared)
+            .await
+            .map(JsonBody)
+            .map_err(|rejection| unreadable(rejection, shared.options.body_limit))
+    }
+}
+
+fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> bool {
+    let declared = content_type
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let essence = declared
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn unreadable(rejection: BytesRejection, limit: usize) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body is over the limit of {limit} bytes"),
+        )
+    } else {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "unreadable_body",
+            format!("the body could not be read: {}", rejection.body_text()),
+        )
+    }
+}

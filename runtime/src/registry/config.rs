@@ -1,0 +1,82 @@
+//! What a registry is built with: its settings, and the rules that govern calls (policy,
+//! approval, rate limits, audit). Fixed at build time; the call path only reads them.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::approval::{Approver, PendingStore, TicketSigner};
+use crate::arguments::ArgumentLimits;
+use crate::audit::{AuditSink, History};
+use crate::caller::Caller;
+use crate::context::StateMap;
+use crate::formats::Provider;
+use crate::policy::Policy;
+use crate::rate_limits::RateLimits;
+use crate::registry::BatchMode;
+use crate::registry::snapshot::{Entry, Rules};
+use crate::roles::Roles;
+use crate::sync::lock;
+
+/// Settings fixed at build time.
+pub(crate) struct Config {
+    pub(crate) roles: Roles,
+    pub(crate) states: Arc<StateMap>,
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) limits: ArgumentLimits,
+    pub(crate) max_concurrency: usize,
+    pub(crate) batch_mode: BatchMode,
+    pub(crate) reveal_hidden: bool,
+    pub(crate) providers: Vec<Provider>,
+    pub(crate) governance: Governance,
+}
+
+impl Config {
+    pub(crate) fn rules(&self) -> Rules<'_> {
+        Rules {
+            roles: &self.roles,
+            states: &self.states,
+            providers: &self.providers,
+        }
+    }
+}
+
+/// The registry's rules for deciding and recording calls.
+pub(crate) struct Governance {
+    pub(crate) policy: Box<dyn Policy>,
+    pub(crate) approver: Option<(String, Box<dyn Approver>)>,
+    /// The lowest role that may decide pending calls (and then only of tools it may see).
+    pub(crate) approver_rank: Option<usize>,
+    pub(crate) pending: Arc<dyn PendingStore>,
+    pub(crate) signer: TicketSigner,
+    pub(crate) limits: RateLimits,
+    pub(crate) max_batch: Option<usize>,
+    pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
+    pub(crate) history: Arc<History>,
+    /// (caller id, tool) pairs approved "always".
+    pub(crate) always: Mutex<HashSet<(String, String)>>,
+}
+
+impl Governance {
+    /// Whether records are kept anywhere (if not, none is built).
+    pub(crate) fn audits(&self) -> bool {
+        !self.sinks.is_empty() || self.history.keeps_any()
+    }
+
+    pub(crate) fn approved_always(&self, key: &(String, String)) -> bool {
+        lock(&self.always).contains(key)
+    }
+
+    pub(crate) fn remember_always(&self, key: (String, String)) {
+        lock(&self.always).insert(key);
+    }
+
+    /// Whether `approver` may see and decide a pending call of `entry`: it holds the
+    /// approver role, and the tool is at or below its own role.
+    pub(crate) fn may_decide(&self, config: &Config, approver: &Caller, entry: &Entry) -> bool {
+        match (config.roles.rank(approver.role()), self.approver_rank) {
+            (Some(rank), Some(needed)) => rank >= needed && entry.rank <= rank,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The record of one call: what was decided along the way, and the outcome written to the
+//! audit sinks and history when the call ends.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::audit::AuditRecord;
+use crate::call::{ToolCall, ToolOutcome};
+use crate::caller::Caller;
+use crate::error::ToolError;
+use crate::registry::Config;
+use crate::tool::ToolResult;
+
+/// What the audit record says about a call, filled in as the call goes.
+pub(crate) struct Trail {
+    pub(crate) arguments: Value,
+    pub(crate) decision: &'static str,
+    pub(crate) approver: Option<String>,
+}
+
+impl Default for Trail {
+    fn default() -> Self {
+        Trail {
+            arguments: Value::Null,
+            decision: "not_reached",
+            approver: None,
+        }
+    }
+}
+
+impl Trail {
+    /// Takes in what authorization decided.
+    pub(crate) fn note(&mut self, verdict: Verdict) {
+        self.decision = verdict.decision;
+        if verdict.approver.is_some() {
+            self.approver = verdict.approver;
+        }
+        if let Some(arguments) = verdict.edited_arguments {
+            self.arguments = arguments;
+        }
+    }
+}
+
+/// What authorization decided about a call, for its record.
+pub(crate) struct Verdict {
+    /// `allow`, `approved`, `pending_approval`, ... (see [`AuditRecord::decision`]).
+    pub(crate) decision: &'static str,
+    /// Who was asked, if anyone.
+    pub(crate) approver: Option<String>,
+    /// The arguments an approver changed, redacted.
+    pub(crate) edited_arguments: Option<Value>,
+}
+
+impl Verdict {
+    pub(crate) fn new(decision: &'static str) -> Self {
+        Verdict {
+            decision,
+            approver: None,
+            edited_arguments: None,
+        }
+    }
+
+    pub(crate) fn by(mut self, approver: &str) -> Self {
+        self.approver = Some(approver.to_owned());
+        self
+    }
+}
+
+/// The outcome of a call refused before it was looked at (e.g. its batch is too large).
+pub(crate) fn reject(
+    config: &Config,
+    caller: &Caller,
+    call: ToolCall,
+    error: ToolError,
+) -> ToolOutcome {
+    finish(
+        config,
+        caller,
+        call.id,
+        call.name,
+        Err(error),
+        Instant::now(),
+        Trail::default(),
+    )
+}
+
+/// The outcome, audited.
+pub(crate) fn finish(
+    config: &Config,
+    caller: &Caller,
+    call_id: String,
+    tool: String,
+    result: ToolResult,
+    started: Instant,
+    trail: Trail,
+) -> ToolOutcome {
+    let duration = started.elapsed();
+    let governance = &config.governance;
+    if governance.audits() {
+        let record = AuditRecord {
+            time_ms: crate::time::now_millis(),
+            caller: caller.id().to_owned(),
+            role: caller.role().to_owned(),
+            tool: tool.clone(),
+            call_id: call_id.clone(),
+            arguments: trail.arguments,
+            decision: trail.decision.to_owned(),
+            approver: trail.approver,
+            outcome: match &result {
+                Ok(_) => "ok".to_owned(),
+                Err(error) => error.code.to_string(),
+            },
+            duration_ms: duration.as_secs_f64() * 1000.0,
+        };
+        for sink in &governance.sinks {
+            sink.record(&record);
+        }
+        // Last, so the record moves into the history instead of being copied.
+        governance.history.push(record);
+    }
+    ToolOutcome {
+        call_id,
+        tool,
+        result,
+        duration,
+    }
+}
