@@ -37,7 +37,41 @@ const KEYS: &[&str] = &[
     OPEN_WORLD,
     MANUAL,
 ];
-const RISKS: &[&str] = &["low", "medium", "high", "critical"];
+/// How much harm a call could do, as `risk = "..."` says.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Risk {
+    #[default]
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Risk {
+    const ALL: [(&'static str, Risk); 4] = [
+        ("low", Risk::Low),
+        ("medium", Risk::Medium),
+        ("high", Risk::High),
+        ("critical", Risk::Critical),
+    ];
+
+    fn parse(text: &str) -> Option<Risk> {
+        Risk::ALL
+            .iter()
+            .find(|(name, _)| *name == text)
+            .map(|(_, risk)| *risk)
+    }
+
+    /// The variant of `toolgate::Risk` it stands for.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Risk::Low => "Low",
+            Risk::Medium => "Medium",
+            Risk::High => "High",
+            Risk::Critical => "Critical",
+        }
+    }
+}
 
 /// A value and where it was written.
 pub(crate) struct Spanned<T> {
@@ -53,8 +87,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) permission: Option<String>,
     pub(crate) group: Option<String>,
     pub(crate) tags: Vec<String>,
-    /// Index into `RISKS`.
-    pub(crate) risk: Option<&'static str>,
+    pub(crate) risk: Risk,
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) read_only: Option<Span>,
     pub(crate) destructive: Option<Span>,
@@ -171,8 +204,8 @@ impl ToolAttrs {
             TAGS => self.tags = tags_value(cx, meta)?,
             RISK => {
                 if let Some(text) = string_value(cx, meta, &key)? {
-                    match RISKS.iter().find(|risk| **risk == text.value()) {
-                        Some(risk) => self.risk = Some(risk),
+                    match Risk::parse(&text.value()) {
+                        Some(risk) => self.risk = risk,
                         None => cx.error_spanned_by(
                             &text,
                             format!("unknown risk \"{}\"; expected one of: \"low\", \"medium\", \"high\", \"critical\"", text.value()),

@@ -7,6 +7,7 @@
 
 mod ast;
 mod attr;
+mod check;
 mod ctxt;
 mod doc;
 mod expand;

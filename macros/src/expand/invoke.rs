@@ -1,0 +1,120 @@
+//! The runtime's side of a tool: `__invoke` (arguments in, the function called with its
+//! context, its result turned into JSON), the output schema probe, and the state the tool
+//! needs.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::{ItemFn, Type};
+
+use crate::ast::{Context, Output, Param, ToolFn};
+
+pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
+    let contexts: Vec<&Context> = function
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Context(context) => Some(context),
+            Param::Argument(_) => None,
+        })
+        .collect();
+    let bindings = contexts.iter().map(|context| {
+        let ident = context_ident(context);
+        let ty = &context.ty;
+        quote_spanned!(syn::spanned::Spanned::span(ty)=>
+            let #ident = <#ty as ::toolgate::FromContext>::from_context(&__context)?;
+        )
+    });
+    let context_types = contexts.iter().map(|context| &context.ty);
+    let (ok_type, convert) = conversion(function);
+    let call = call(item, function, convert);
+    quote! {
+        fn __invoke(
+            __context: ::toolgate::ToolContext,
+            __arguments: ::toolgate::__private::serde_json::Value,
+        ) -> ::toolgate::ToolFuture {
+            let __arguments: __ToolArguments = match ::toolgate::__private::deserialize_arguments(__arguments) {
+                ::core::result::Result::Ok(__arguments) => __arguments,
+                ::core::result::Result::Err(__error) => return ::toolgate::__private::ready_error(__error),
+            };
+            let __prepared = (|| -> ::core::result::Result<_, ::toolgate::ToolError> {
+                #(#bindings)*
+                ::core::result::Result::Ok(#call)
+            })();
+            match __prepared {
+                ::core::result::Result::Ok(__future) => __future,
+                ::core::result::Result::Err(__error) => ::toolgate::__private::ready_error(__error),
+            }
+        }
+
+        fn __output_schema() -> ::core::option::Option<::toolgate::__private::serde_json::Value> {
+            #[allow(unused_imports)]
+            use ::toolgate::__private::{OutputWithSchema as _, OutputWithoutSchema as _};
+            (&::toolgate::__private::OutputProbe::<#ok_type>::new()).output_schema()
+        }
+
+        fn __requirements() -> ::std::vec::Vec<::toolgate::StateRequirement> {
+            let mut __requirements = ::std::vec::Vec::new();
+            #(__requirements.extend(<#context_types as ::toolgate::FromContext>::requirement());)*
+            __requirements
+        }
+    }
+}
+
+fn context_ident(context: &Context) -> syn::Ident {
+    format_ident!("__context_{}", context.ident.unraw())
+}
+
+/// The function called with its arguments and context, as a boxed future: async functions
+/// directly, sync ones on the blocking pool.
+fn call(item: &ItemFn, function: &ToolFn, convert: TokenStream) -> TokenStream {
+    let fn_ident = &item.sig.ident;
+    let call_args = function.params.iter().map(|param| match param {
+        Param::Argument(argument) => {
+            let ident = &argument.ident;
+            quote!(__arguments.#ident)
+        }
+        Param::Context(context) => {
+            let ident = context_ident(context);
+            quote!(#ident)
+        }
+    });
+    if item.sig.asyncness.is_some() {
+        let future = quote!(async move {
+            let __output = #fn_ident(#(#call_args),*).await;
+            #convert
+        });
+        quote_spanned!(fn_ident.span()=> ::toolgate::__private::boxed_tool_future(#future))
+    } else {
+        quote!(::std::boxed::Box::pin(::toolgate::__private::run_blocking(move || {
+            let __output = #fn_ident(#(#call_args),*);
+            #convert
+        })))
+    }
+}
+
+/// The type of a successful result, and the code turning `__output` into the call's result.
+fn conversion(function: &ToolFn) -> (Type, TokenStream) {
+    let output_span = function.output_span;
+    match &function.output {
+        Output::Result { ok } => {
+            let ok_to_value = quote_spanned!(syn::spanned::Spanned::span(ok)=> ::toolgate::__private::output_to_value(&__value));
+            let convert = quote_spanned!(output_span=>
+                match __output {
+                    ::core::result::Result::Ok(__value) => #ok_to_value,
+                    ::core::result::Result::Err(__error) => {
+                        #[allow(unused_imports)]
+                        use ::toolgate::__private::{ErrorIsDisplay as _, ErrorIsToolError as _};
+                        ::toolgate::__private::assert_result_error(&__error);
+                        ::core::result::Result::Err((&::toolgate::__private::ErrorProbe(__error)).to_tool_error())
+                    }
+                }
+            );
+            (ok.clone(), convert)
+        }
+        Output::Plain(ty) => (
+            ty.clone(),
+            quote_spanned!(output_span=> ::toolgate::__private::output_to_value(&__output)),
+        ),
+    }
+}
