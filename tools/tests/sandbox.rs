@@ -1,5 +1,7 @@
 //! The file tools inside a sandbox: normal use works, and every way out is refused.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 
@@ -40,16 +42,8 @@ fn fixture() -> Fixture {
         max_write_bytes: 1024,
         max_entries: 50,
     });
-    let mut builder = Registry::builder()
-        .roles(["user"])
-        .linked_tools(false)
-        .policy_mode(PolicyMode::Auto)
-        .state(sandbox);
-    for template in files::tools() {
-        builder = builder.tool(template.permission("user"));
-    }
     Fixture {
-        registry: builder.build().unwrap(),
+        registry: common::file_tools(sandbox),
         root,
         outside,
     }
@@ -57,13 +51,7 @@ fn fixture() -> Fixture {
 
 impl Fixture {
     async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
-        self.registry
-            .call(
-                &Caller::new("u", "user"),
-                ToolCall::new("1", tool, arguments),
-            )
-            .await
-            .result
+        common::call(&self.registry, tool, arguments).await
     }
 
     fn outside_untouched(&self) {

@@ -1,12 +1,13 @@
 //! The sandbox's edges: moves that would re-aim a symlink, writes through hard links, files
 //! made executable, look-alike and invisible characters, and honest destructive hints.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use toolgate::policy::PolicyMode;
 use toolgate::prelude::*;
 use toolgate_tools::files::{self, Sandbox};
 
@@ -20,16 +21,8 @@ fn fixture() -> Fixture {
     let root = TempDir::new().unwrap();
     let outside = TempDir::new().unwrap();
     fs::write(outside.path().join("victim.txt"), "original").unwrap();
-    let mut builder = Registry::builder()
-        .roles(["user"])
-        .linked_tools(false)
-        .policy_mode(PolicyMode::Auto)
-        .state(Sandbox::new(root.path()).unwrap());
-    for template in files::tools() {
-        builder = builder.tool(template.permission("user"));
-    }
     Fixture {
-        registry: builder.build().unwrap(),
+        registry: common::file_tools(Sandbox::new(root.path()).unwrap()),
         root,
         outside,
     }
@@ -37,13 +30,7 @@ fn fixture() -> Fixture {
 
 impl Fixture {
     async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
-        self.registry
-            .call(
-                &Caller::new("u", "user"),
-                ToolCall::new("1", tool, arguments),
-            )
-            .await
-            .result
+        common::call(&self.registry, tool, arguments).await
     }
 }
 

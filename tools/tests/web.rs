@@ -61,6 +61,11 @@ async fn server() -> String {
             "/missing",
             get(|| async { (StatusCode::NOT_FOUND, "no such page").into_response() }),
         );
+    serve(app).await
+}
+
+/// Serves `app` on a free loopback port; its base URL.
+async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .unwrap();
@@ -228,13 +233,7 @@ const PROXY_CHILD: &str = "TOOLGATE_TEST_PROXY_CHILD";
 
 /// A "proxy" that answers every request itself, as a hostile or misconfigured one could.
 async fn proxy() -> String {
-    let app = Router::new().fallback(|| async { "answered by the proxy" });
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let address = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    address
+    serve(Router::new().fallback(|| async { "answered by the proxy" })).await
 }
 
 #[tokio::test]
