@@ -123,18 +123,33 @@ fn unreadable(raw: &[u8]) -> Value {
 /// the schema and the function one rule. Floats beyond the 64-bit integers stay floats (no
 /// integer parameter can hold them, and their range check says so).
 pub(crate) fn integral_floats_as_integers(value: &mut Value) {
-    let mut stack = vec![value];
-    while let Some(node) = stack.pop() {
-        match node {
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => stack.extend(map.values_mut()),
-            Value::Number(number) if number.is_f64() => {
-                if let Some(integer) = number.as_f64().and_then(as_integer) {
+    // Only nested containers go on the stack: flat arguments, the usual case, allocate nothing.
+    let mut stack: Vec<&mut Value> = Vec::new();
+    let mut node = Some(value);
+    while let Some(current) = node.take().or_else(|| stack.pop()) {
+        match current {
+            Value::Array(items) => stack.extend(items.iter_mut().filter(|item| needs_look(item))),
+            Value::Object(map) => stack.extend(map.values_mut().filter(|item| needs_look(item))),
+            Value::Number(number) => {
+                if let Some(integer) = number
+                    .as_f64()
+                    .filter(|_| number.is_f64())
+                    .and_then(as_integer)
+                {
                     *number = integer;
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// Whether a value may hold a float to rewrite: a float, or a container.
+fn needs_look(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => number.is_f64(),
+        Value::Array(_) | Value::Object(_) => true,
+        _ => false,
     }
 }
 
