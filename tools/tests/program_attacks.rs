@@ -72,7 +72,13 @@ fn lab_with(mode: PolicyMode, confine: bool) -> Lab {
         .program("find", ProgramPolicy::find())
         .program("ls", ProgramPolicy::ls())
         .program("env", ProgramPolicy::new())
-        .program("touch", ProgramPolicy::new().positionals(ArgKind::Text));
+        .program("touch", ProgramPolicy::new().positionals(ArgKind::Text))
+        .program(
+            "sort",
+            ProgramPolicy::new()
+                .flags(["-S*"])
+                .positionals(ArgKind::Path),
+        );
     config.confine = confine;
     let mut builder = Registry::builder()
         .roles(["user"])
@@ -177,6 +183,21 @@ async fn ordinary_use_still_works() {
     assert_eq!(found["stdout"], "./notes.txt\n", "{found}");
     let listed = lab.run("ls", &["-la", "."], "repo").await.unwrap();
     assert!(listed["stdout"].as_str().unwrap().contains("notes.txt"));
+    // A program that spills to its temporary folder works confined (sort with a 1 KiB buffer
+    // writes temporary files for a larger input).
+    let lines: String = (0..5000).rev().map(|n| format!("{n:05}\n")).collect();
+    std::fs::write(lab.sandbox.path().join("repo/numbers.txt"), lines).unwrap();
+    let sorted = lab
+        .run("sort", &["-S1K", "numbers.txt"], "repo")
+        .await
+        .unwrap();
+    assert_eq!(sorted["exit_code"], 0, "{sorted}");
+    assert!(
+        sorted["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("00000\n00001\n")
+    );
 }
 
 #[tokio::test]
@@ -247,7 +268,15 @@ async fn programs_start_with_a_scrubbed_environment() {
         .filter_map(|line| line.split('=').next())
         .collect();
     names.sort();
-    assert_eq!(names, ["HOME", "LANG", "PATH"], "{shown}");
+    assert_eq!(names, ["HOME", "LANG", "PATH", "TMPDIR"], "{shown}");
+    // The private temporary folder is gone after the run.
+    let tmpdir = shown["stdout"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("TMPDIR="))
+        .unwrap();
+    assert!(!std::path::Path::new(tmpdir).exists(), "{tmpdir}");
 }
 
 #[tokio::test]
@@ -325,4 +354,29 @@ async fn where_the_kernel_confines_programs_an_allowed_argument_still_cannot_wri
         "none" => eprintln!("Landlock is not available on this kernel; confinement not tested"),
         other => panic!("unexpected confinement {other}"),
     }
+}
+
+#[tokio::test]
+async fn a_dry_run_reports_what_the_argument_policy_would_refuse() {
+    let lab = lab(PolicyMode::Prompt);
+    let agent = Caller::new("agent", "user");
+    let dry_run = |args: Vec<&str>| {
+        let call = ToolCall::new(
+            "d",
+            "run_command",
+            json!({"program": "git", "args": args, "cwd": "repo"}),
+        );
+        let options = CallOptions {
+            dry_run: true,
+            ..CallOptions::default()
+        };
+        lab.registry.call_with(&agent, call, options)
+    };
+    let refused = dry_run(vec!["-c", "core.fsmonitor=x", "status"]).await;
+    assert_eq!(
+        refused.error().unwrap().code.as_str(),
+        "argument_not_allowed"
+    );
+    let allowed = dry_run(vec!["status"]).await;
+    assert_eq!(allowed.result.unwrap()["decision"], "require_approval");
 }

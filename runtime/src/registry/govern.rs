@@ -48,6 +48,12 @@ pub(crate) async fn authorize(
         arguments: &arguments,
     });
     if dry_run {
+        // A call its tool would refuse before asking anyone is reported as refused.
+        if let Decision::RequireApproval { .. } = &decision
+            && let Err(error) = review(asking, &arguments)
+        {
+            return (Verdict::new("dry_run"), Err(error));
+        }
         let report = Authorized::DryRun(dry_run_report(&decision));
         return (Verdict::new("dry_run"), Ok(report));
     }

@@ -7,6 +7,7 @@
 mod confine;
 mod policy;
 mod presets;
+mod scratch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -193,7 +194,7 @@ fn review_command(context: &ToolContext, arguments: &Value) -> Result<Value, Too
         "executable": checked.executable.display().to_string(),
         "working_folder": checked.shown_folder,
         "allowed_by_policy": checked.allowed,
-        "environment": "scrubbed (PATH, HOME, LANG and the program's policy only)",
+        "environment": "scrubbed (PATH, HOME, LANG, a private TMPDIR and the program's policy only)",
         "confinement": if cfg!(target_os = "linux") { "landlock where the kernel has it" } else { "none" },
     }))
 }
@@ -227,6 +228,9 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
         policy,
         ..
     } = checked;
+    let scratch = scratch::Scratch::new().map_err(|error| {
+        ToolError::execution(format!("no temporary folder for `{program}`: {error}"))
+    })?;
     let mut command = std::process::Command::new(&executable);
     command
         .args(&args)
@@ -235,14 +239,17 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
         .env("PATH", SAFE_PATH)
         .env("HOME", "/nonexistent")
         .env("LANG", "C.UTF-8")
+        .env("TMPDIR", scratch.path())
         .envs(policy.env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut executable_paths = vec![executable];
     executable_paths.extend(policy.exec_paths.iter().cloned());
+    let mut writable = sandbox.root_paths();
+    writable.push(scratch.path().to_owned());
     let reach = confine::Reach {
-        writable: sandbox.root_paths(),
+        writable,
         executable: executable_paths,
     };
     let started = if config.confine {
