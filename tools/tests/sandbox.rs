@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::Fixture;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 
@@ -10,13 +12,6 @@ use tempfile::TempDir;
 use toolgate::policy::PolicyMode;
 use toolgate::prelude::*;
 use toolgate_tools::files::{self, FileLimits, Sandbox};
-
-struct Fixture {
-    registry: Registry,
-    root: TempDir,
-    /// A folder beside the sandbox, with a secret in it.
-    outside: TempDir,
-}
 
 fn fixture() -> Fixture {
     let root = TempDir::new().unwrap();
@@ -42,18 +37,10 @@ fn fixture() -> Fixture {
         max_write_bytes: 1024,
         max_entries: 50,
     });
-    Fixture {
-        registry: common::file_tools(sandbox),
-        root,
-        outside,
-    }
+    Fixture::new(sandbox, root, outside)
 }
 
 impl Fixture {
-    async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
-        common::call(&self.registry, tool, arguments).await
-    }
-
     fn outside_untouched(&self) {
         assert_eq!(
             fs::read_to_string(self.outside.path().join("secret.txt")).unwrap(),

@@ -3,35 +3,20 @@
 
 mod common;
 
+use common::Fixture;
+
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tempfile::TempDir;
-use toolgate::prelude::*;
 use toolgate_tools::files::{self, Sandbox};
-
-struct Fixture {
-    registry: Registry,
-    root: TempDir,
-    outside: TempDir,
-}
 
 fn fixture() -> Fixture {
     let root = TempDir::new().unwrap();
     let outside = TempDir::new().unwrap();
     fs::write(outside.path().join("victim.txt"), "original").unwrap();
-    Fixture {
-        registry: common::file_tools(Sandbox::new(root.path()).unwrap()),
-        root,
-        outside,
-    }
-}
-
-impl Fixture {
-    async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
-        common::call(&self.registry, tool, arguments).await
-    }
+    Fixture::new(Sandbox::new(root.path()).unwrap(), root, outside)
 }
 
 #[tokio::test]
