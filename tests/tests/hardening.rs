@@ -329,3 +329,126 @@ async fn integral_numbers_are_integers_for_the_schema_and_the_function_alike() {
         );
     }
 }
+
+/// Application code on a call's path that panics: the call is answered, the registry serves on.
+mod panicking_application_code {
+    use super::*;
+    use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
+    use toolgate::audit::{AuditRecord, AuditSink};
+    use toolgate::policy::{Decision, PolicyRequest};
+    use toolgate::{Tool, ToolContext, ToolDefinition, ToolFuture};
+
+    struct PanickingSink;
+
+    impl AuditSink for PanickingSink {
+        fn record(&self, _: &AuditRecord) {
+            panic!("the sink broke");
+        }
+    }
+
+    /// A tool whose review panics.
+    struct BadReview;
+
+    impl Tool for BadReview {
+        fn definition(&self) -> ToolDefinition {
+            let mut definition = ToolDefinition::new(
+                "bad_review",
+                "Needs approval; its review panics.",
+                "staff",
+                json!({"type": "object", "properties": {}}),
+            );
+            definition.hints.destructive = true;
+            definition
+        }
+        fn call(&self, _: ToolContext, _: Value) -> ToolFuture {
+            Box::pin(async { Ok(json!("ran")) })
+        }
+        fn review(&self, _: &ToolContext, _: &Value) -> Result<Option<Value>, ToolError> {
+            panic!("the review broke")
+        }
+    }
+
+    fn staff() -> Caller {
+        Caller::new("dr-lee", "staff")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_policy_refuses_the_call() {
+        let registry = Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .policy(|_: &PolicyRequest| -> Decision { panic!("the policy broke") })
+            .build()
+            .unwrap();
+        let outcome = registry
+            .call(&staff(), ToolCall::new("1", "small", json!({"n": 1})))
+            .await;
+        assert_eq!(outcome.error().unwrap().code, ErrorCode::Panicked);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_sink_loses_its_record_not_the_answer() {
+        let registry = Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .audit_sink(PanickingSink)
+            .build()
+            .unwrap();
+        let outcome = registry
+            .call(&staff(), ToolCall::new("1", "small", json!({"n": 4})))
+            .await;
+        assert_eq!(outcome.result.unwrap()["n"], 4);
+        assert_eq!(
+            registry.history("dr-lee", 10).len(),
+            1,
+            "history still kept it"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_review_refuses_the_call_before_anyone_is_asked() {
+        let registry = Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .tool(BadReview)
+            .build()
+            .unwrap();
+        let outcome = registry
+            .call(&staff(), ToolCall::new("1", "bad_review", json!({})))
+            .await;
+        assert_eq!(outcome.error().unwrap().code, ErrorCode::Panicked);
+        assert!(
+            registry
+                .pending_approvals(&Caller::new("root", "admin"))
+                .is_empty()
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_approver_that_panics_when_dropped_still_lets_the_call_be_cancelled() {
+        let registry = Registry::builder()
+            .roles(["public", "staff", "admin"])
+            .approver("person", |_: ApprovalRequest| async {
+                let _guard = PanicsOnDrop;
+                std::future::pending::<()>().await;
+                ApprovalAnswer::Approve
+            })
+            .build()
+            .unwrap();
+        let cancel = CancellationToken::new();
+        let cancelling = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            cancelling.cancel();
+        });
+        let outcome = registry
+            .call_with_cancel(
+                &staff(),
+                ToolCall::new("1", "restart", json!({"machine": "m"})),
+                cancel,
+            )
+            .await;
+        assert_eq!(outcome.error().unwrap().code, ErrorCode::Cancelled);
+        let still = registry
+            .call(&staff(), ToolCall::new("2", "small", json!({"n": 2})))
+            .await;
+        assert!(still.is_ok());
+    }
+}

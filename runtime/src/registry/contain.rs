@@ -49,6 +49,17 @@ impl<F: Future + Unpin> Drop for ContainedDrop<'_, F> {
     }
 }
 
+/// Runs application code the registry calls on a call's path (a policy, a tool's review, an
+/// audit sink): a panic in it is logged and becomes `None`, so the call still gets an answer
+/// and the registry keeps serving.
+pub(crate) fn contained<T>(what: &str, tool: &str, work: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(work))
+        .map_err(|payload| {
+            tracing::error!(tool, panic = %panic_text(payload.as_ref()), "{what} panicked; the panic was contained");
+        })
+        .ok()
+}
+
 /// A panic's message, for the log.
 pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
     payload

@@ -14,6 +14,7 @@ use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
+use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
 
@@ -42,11 +43,17 @@ pub(crate) async fn authorize(
     dry_run: bool,
 ) -> (Verdict, Result<Authorized, ToolError>) {
     let governance = &asking.config.governance;
-    let decision = governance.policy.decide(&PolicyRequest {
+    let request = PolicyRequest {
         tool: &asking.entry.definition,
         caller: asking.caller,
         arguments: &arguments,
-    });
+    };
+    let tool = &asking.entry.definition.name;
+    let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
+    else {
+        let error = failed_inside("the policy that decides whether it may run failed");
+        return (Verdict::new("not_reached"), Err(error));
+    };
     if dry_run {
         // A call its tool would refuse before asking anyone is reported as refused.
         if let Decision::RequireApproval { .. } = &decision
@@ -124,7 +131,21 @@ fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Value>, ToolE
         call_id: CallId(asking.call_id.into()),
         cancel: asking.cancel.clone(),
     };
-    asking.entry.handler.review(&context, arguments)
+    let tool = &asking.entry.definition.name;
+    contained("the tool's review", tool, || {
+        asking.entry.handler.review(&context, arguments)
+    })
+    .unwrap_or_else(|| Err(failed_inside("the tool's review of the call failed")))
+}
+
+/// Application code on the call's path panicked: the call is refused, not lost.
+fn failed_inside(what: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::Panicked,
+        format!(
+            "{what} (an internal error, not a problem with your arguments); the call did not run"
+        ),
+    )
 }
 
 /// Asks the in-process approver, containing its failure; the caller's cancellation ends the
@@ -146,8 +167,11 @@ async fn ask(
         reason,
         review,
     };
-    // A failing approver is contained like a failing tool: the call is refused, not lost.
-    let approval = AssertUnwindSafe(approver.approve(request)).catch_unwind();
+    // A failing approver is contained like a failing tool, also when it is dropped unfinished.
+    let approval = ContainedDrop::new(
+        &tool.name,
+        AssertUnwindSafe(approver.approve(request)).catch_unwind(),
+    );
     tokio::select! {
         answer = approval => Ok(answer.unwrap_or_else(|_| {
             tracing::error!(approver = %approver_name, tool = %tool.name, "the approver panicked; the call is refused");

@@ -10,6 +10,7 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::registry::Config;
+use crate::registry::contain::contained;
 use crate::tool::ToolResult;
 
 /// What the audit record says about a call, filled in as the call goes.
@@ -114,7 +115,8 @@ pub(crate) fn finish(
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
         for sink in &governance.sinks {
-            sink.record(&record);
+            // A failing sink loses its own record, never the call's answer.
+            contained("an audit sink", &record.tool, || sink.record(&record));
         }
         // Last, so the record moves into the history instead of being copied.
         governance.history.push(record);
