@@ -26,6 +26,7 @@
 
 pub mod files;
 pub mod programs;
+mod quote;
 pub mod system;
 pub mod tasks;
 pub mod web;

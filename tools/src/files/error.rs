@@ -43,12 +43,12 @@ impl From<FileError> for ToolError {
 }
 
 pub(crate) fn path_not_allowed(path: &str, why: &str) -> ToolError {
-    // A path can be anything a model sent: quote at most its beginning.
-    let shown: String = path.chars().take(80).collect();
-    let more = if shown.len() < path.len() { "…" } else { "" };
     ToolError::new(
         "path_not_allowed",
-        format!("the path {shown:?}{more} is not allowed: {why}"),
+        format!(
+            "the path \"{}\" is not allowed: {why}",
+            crate::quote::beginning(path)
+        ),
     )
 }
 

@@ -137,7 +137,7 @@ fn check(
             "program_not_allowed",
             format!(
                 "`{}` is not on the allowlist; allowed: {}",
-                program.chars().take(80).collect::<String>(),
+                crate::quote::beginning(program),
                 names.join(", ")
             ),
         )

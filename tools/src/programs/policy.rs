@@ -270,11 +270,7 @@ fn check_path(
 }
 
 fn refused(program: &str, arg: &str, why: &str) -> ToolError {
-    let mut end = arg.len().min(80);
-    while !arg.is_char_boundary(end) {
-        end -= 1;
-    }
-    let arg = &arg[..end];
+    let arg = crate::quote::beginning(arg);
     ToolError::new(
         "argument_not_allowed",
         format!("`{program}` may not be given `{arg}`: {why}"),

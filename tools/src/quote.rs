@@ -1,0 +1,25 @@
+//! Quoting what a model sent back in an error message: its beginning only, since it can be
+//! of any size.
+
+/// Longest piece of a model's text quoted in a message, in characters.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// The first 80 characters of `text`, with `…` where it was cut.
+pub(crate) fn beginning(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_cut_on_a_character_and_marked() {
+        assert_eq!(beginning("short"), "short");
+        let long = "é".repeat(100);
+        assert_eq!(beginning(&long), format!("{}…", "é".repeat(80)));
+    }
+}
