@@ -45,8 +45,9 @@ impl From<FileError> for ToolError {
 pub(crate) fn path_not_allowed(path: &str, why: &str) -> ToolError {
     ToolError::new(
         "path_not_allowed",
+        // Debug form: invisible and direction characters show as escapes.
         format!(
-            "the path \"{}\" is not allowed: {why}",
+            "the path {:?} is not allowed: {why}",
             crate::quote::beginning(path)
         ),
     )
