@@ -72,6 +72,15 @@ impl Default for ArgumentLimits {
 }
 
 impl ToolArguments {
+    /// The arguments as JSON text, as a model would have written them.
+    pub(crate) fn to_json_text(&self) -> String {
+        match self {
+            ToolArguments::Text(text) => text.clone(),
+            ToolArguments::Bytes(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            ToolArguments::Value(value) => value.to_string(),
+        }
+    }
+
     /// The arguments as a JSON object, or the error the model should see and, for arguments
     /// that could not be read, what the audit trail may keep of them: their size and a hash, never their text
     /// (which may hold a secret that cannot be found and redacted in unreadable JSON).

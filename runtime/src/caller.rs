@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// assert_eq!(caller.id(), "user-42");
 /// assert_eq!(caller.role(), "customer");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Caller {
     id: Arc<str>,
     role: Arc<str>,

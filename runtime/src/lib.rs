@@ -67,6 +67,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod agent;
 pub mod approval;
 mod arguments;
 pub mod audit;
@@ -76,6 +77,7 @@ mod caller;
 mod context;
 mod definition;
 mod error;
+pub mod events;
 pub mod formats;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate::approval::{
-    ApprovalAnswer, ApprovalRequest, MemoryPendingStore, PendingCall, PendingStore, TicketError,
+    ApprovalAnswer, ApprovalRequest, DecidedCall, MemoryPendingStore, PendingCall, PendingStore,
+    TicketError,
 };
 use toolgate::policy::{Decision, PolicyMode, PolicyRequest};
 use toolgate::prelude::*;
@@ -428,6 +429,12 @@ impl PendingStore for TamperedStore {
     }
     fn list(&self) -> Vec<PendingCall> {
         self.0.list()
+    }
+    fn put_decided(&self, ticket_id: &str, decided: DecidedCall) {
+        self.0.put_decided(ticket_id, decided)
+    }
+    fn decided(&self, ticket_id: &str) -> Option<DecidedCall> {
+        self.0.decided(ticket_id)
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use pending::{MemoryPendingStore, PendingCall, PendingStore};
+pub use pending::{DecidedCall, MemoryPendingStore, PendingCall, PendingStore};
 pub use ticket::TicketError;
 pub(crate) use ticket::{TicketSigner, hex as hex_digest};
 

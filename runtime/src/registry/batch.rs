@@ -43,6 +43,8 @@ pub struct BatchOptions {
     /// says what would have happened (`{"dry_run": true, "decision": ..., "reason": ...}`,
     /// or the error the call would have met).
     pub dry_run: bool,
+    /// The agent run these calls belong to: their [events](crate::events) carry it.
+    pub run_id: Option<String>,
 }
 
 /// Settings of one call.
@@ -52,6 +54,8 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Decide, but do not run (see [`BatchOptions::dry_run`]).
     pub dry_run: bool,
+    /// The agent run the call belongs to (see [`BatchOptions::run_id`]).
+    pub run_id: Option<String>,
 }
 
 pub(crate) async fn run(
@@ -69,6 +73,7 @@ pub(crate) async fn run(
         .max(1);
     let mode = options.mode.unwrap_or(config.batch_mode);
     let dry_run = options.dry_run;
+    let run_id: Option<Arc<str>> = options.run_id.map(Arc::from);
     if let Some(max) = config.governance.max_batch
         && calls.len() > max
     {
@@ -85,6 +90,7 @@ pub(crate) async fn run(
         caller,
         cancel: &cancel,
         dry_run,
+        run_id: run_id.as_deref(),
     };
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
@@ -98,11 +104,12 @@ pub(crate) async fn run(
         // bounds how many run and keeps call order.
         let mut results = stream::iter(phase)
             .map(|call| {
-                let (task_config, snapshot, task_caller, cancel) = (
+                let (task_config, snapshot, task_caller, cancel, run_id) = (
                     Arc::clone(config),
                     Arc::clone(snapshot),
                     caller.clone(),
                     cancel.clone(),
+                    run_id.clone(),
                 );
                 let lost = ToolCall::new(call.id.clone(), call.name.clone(), Value::Null);
                 let task = tokio::spawn(async move {
@@ -113,6 +120,7 @@ pub(crate) async fn run(
                         caller: &task_caller,
                         cancel: &cancel,
                         dry_run,
+                        run_id: run_id.as_deref(),
                     };
                     execute::execute(&run, call).await
                 });

@@ -8,6 +8,7 @@ use crate::arguments::ArgumentLimits;
 use crate::audit::{AuditSink, History};
 use crate::context::StateMap;
 use crate::definition::ToolDefinition;
+use crate::events::EventBus;
 use crate::formats::Provider;
 use crate::policy::{DefaultPolicy, Policy, PolicyMode};
 use crate::rate_limits::{RateLimit, RateLimits};
@@ -387,6 +388,7 @@ impl RegistryBuilder {
                 sinks: self.sinks,
                 history: Arc::new(History::new(self.history_capacity)),
                 always: Mutex::default(),
+                events: EventBus::default(),
             },
         })
     }

@@ -10,6 +10,7 @@ use crate::arguments::ArgumentLimits;
 use crate::audit::{AuditSink, History};
 use crate::caller::Caller;
 use crate::context::StateMap;
+use crate::events::EventBus;
 use crate::formats::Provider;
 use crate::policy::Policy;
 use crate::rate_limits::RateLimits;
@@ -55,6 +56,8 @@ pub(crate) struct Governance {
     pub(crate) history: Arc<History>,
     /// (caller id, tool) pairs approved "always".
     pub(crate) always: Mutex<HashSet<(String, String)>>,
+    /// Where calls report what happens to them.
+    pub(crate) events: EventBus,
 }
 
 impl Governance {

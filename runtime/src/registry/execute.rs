@@ -33,6 +33,8 @@ pub(crate) struct Run<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) cancel: &'a CancellationToken,
     pub(crate) dry_run: bool,
+    /// The agent run the call belongs to, for its events.
+    pub(crate) run_id: Option<&'a str>,
 }
 
 pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
@@ -48,7 +50,10 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
     } else {
         clip(&name, MAX_QUOTED).into_owned()
     };
-    let mut trail = Trail::default();
+    let mut trail = Trail {
+        run_id: run.run_id.map(str::to_owned),
+        ..Trail::default()
+    };
     let span =
         tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = run.caller.id());
     let result = decide_and_run(run, &id, &name, arguments, &mut trail)
@@ -82,6 +87,7 @@ async fn decide_and_run(
         caller: run.caller,
         call_id: id,
         cancel: run.cancel,
+        run_id: run.run_id,
     };
     let (verdict, authorized) = authorize(&asking, arguments, run.dry_run).await;
     trail.note(verdict);

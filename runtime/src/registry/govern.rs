@@ -12,6 +12,7 @@ use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
+use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, contained};
@@ -25,6 +26,19 @@ pub(crate) struct Asking<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
     pub(crate) cancel: &'a CancellationToken,
+    /// The agent run the call belongs to, for its events.
+    pub(crate) run_id: Option<&'a str>,
+}
+
+impl Asking<'_> {
+    /// Reports an event about this call.
+    fn report(&self, kind: impl FnOnce() -> EventKind) {
+        let governance = &self.config.governance;
+        governance.events.publish(|| {
+            let run = self.run_id.map(str::to_owned);
+            (self.caller.id().to_owned(), run, kind())
+        });
+    }
 }
 
 /// What authorization allows.
@@ -64,6 +78,12 @@ pub(crate) async fn authorize(
         let report = Authorized::DryRun(dry_run_report(&decision));
         return (Verdict::new("dry_run"), Ok(report));
     }
+    asking.report(|| EventKind::CallRequested {
+        call_id: asking.call_id.to_owned(),
+        tool: tool.clone(),
+        arguments: redact(&arguments, &asking.entry.definition.secret_arguments),
+        needs_approval: matches!(decision, Decision::RequireApproval { .. }),
+    });
     let reason = match decision {
         Decision::Allow => return (Verdict::new("allow"), Ok(Authorized::Run(arguments))),
         Decision::Deny { reason } => {
@@ -106,6 +126,12 @@ pub(crate) async fn authorize(
     {
         Ok(answer) => {
             let (verdict, result) = apply_answer(asking, key, answer, arguments);
+            asking.report(|| EventKind::ApprovalDecided {
+                call_id: asking.call_id.to_owned(),
+                tool: tool.clone(),
+                decided_by: approver_name.clone(),
+                decision: verdict.decision.to_owned(),
+            });
             (verdict.by(approver_name), result.map(Authorized::Run))
         }
         Err(cancelled) => (
@@ -167,6 +193,14 @@ async fn ask(
         reason,
         review,
     };
+    asking.report(|| EventKind::ApprovalRequested {
+        call_id: request.call_id.clone(),
+        tool: tool.name.clone(),
+        arguments: request.arguments.clone(),
+        reason: request.reason.clone(),
+        review: request.review.clone(),
+        ticket: None,
+    });
     // A failing approver is contained like a failing tool, also when it is dropped unfinished.
     let approval = ContainedDrop::new(
         &tool.name,
@@ -256,6 +290,15 @@ fn defer(
         governance
             .signer
             .issue(asking.caller.id(), tool, asking.call_id, &arguments);
+    asking.report(|| EventKind::ApprovalRequested {
+        call_id: asking.call_id.to_owned(),
+        tool: tool.clone(),
+        arguments: redact(&arguments, &asking.entry.definition.secret_arguments),
+        reason: reason.clone(),
+        review: review.clone(),
+        ticket: Some(ticket.clone()),
+    });
+    let ticket_id = claims.id.clone();
     governance.pending.put(PendingCall {
         ticket: ticket.clone(),
         ticket_id: claims.id,
@@ -266,12 +309,13 @@ fn defer(
         reason: reason.clone(),
         expires: claims.expires,
         review,
+        run_id: asking.run_id.map(str::to_owned),
     });
     ToolError::new(
         ErrorCode::ApprovalRequired,
         format!("this call needs a person's approval ({reason}); it has not run. Tell the user it is waiting for approval"),
     )
-    .with_details(json!({"ticket": ticket, "expires": claims.expires, "reason": reason}))
+    .with_details(json!({"ticket": ticket, "ticket_id": ticket_id, "expires": claims.expires, "reason": reason}))
 }
 
 /// Checks a ticket and takes its pending call, exactly once, if `approver` may decide it.

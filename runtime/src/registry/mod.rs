@@ -250,6 +250,7 @@ impl Registry {
             caller,
             cancel: &cancel,
             dry_run: options.dry_run,
+            run_id: options.run_id.as_deref(),
         };
         execute::execute(&run, call).await
     }
@@ -314,6 +315,36 @@ impl Registry {
     pub fn pending_approvals(&self, approver: &Caller) -> Vec<PendingCall> {
         let snapshot = self.inner.snapshot.load();
         govern::pending_for(&self.inner.config, &snapshot, approver)
+    }
+
+    /// What came of a call of an agent run that waited with a ticket and was decided since
+    /// (approved and run, or denied), by its ticket id (`details.ticket_id` of the
+    /// `approval_required` outcome). `None` while it is still waiting.
+    pub fn decided_call(&self, ticket_id: &str) -> Option<crate::approval::DecidedCall> {
+        self.inner.config.governance.pending.decided(ticket_id)
+    }
+
+    /// Every call's and agent run's [events](crate::events), from now on.
+    pub fn events(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::events::Event>> {
+        self.inner.config.governance.events.subscribe()
+    }
+
+    /// Reports an event (an agent's own: model requests, run ends).
+    pub(crate) fn publish(
+        &self,
+        make: impl FnOnce() -> (String, Option<String>, crate::events::EventKind),
+    ) {
+        self.inner.config.governance.events.publish(make);
+    }
+
+    /// Whether `approver` may decide waiting calls of the tool `tool` (see
+    /// [`approve`](Self::approve)); false for a tool that does not exist.
+    pub fn may_decide(&self, approver: &Caller, tool: &str) -> bool {
+        let snapshot = self.inner.snapshot.load();
+        let config = &self.inner.config;
+        snapshot
+            .any(tool)
+            .is_some_and(|entry| config.governance.may_decide(config, approver, entry))
     }
 
     /// The last `count` calls of a caller (by id), newest first, from the in-memory history.

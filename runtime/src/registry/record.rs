@@ -9,6 +9,7 @@ use crate::audit::AuditRecord;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
+use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::contain::contained;
 use crate::tool::ToolResult;
@@ -18,6 +19,8 @@ pub(crate) struct Trail {
     pub(crate) arguments: Value,
     pub(crate) decision: &'static str,
     pub(crate) approver: Option<String>,
+    /// The agent run the call belongs to, for its events.
+    pub(crate) run_id: Option<String>,
 }
 
 impl Default for Trail {
@@ -26,6 +29,7 @@ impl Default for Trail {
             arguments: Value::Null,
             decision: "not_reached",
             approver: None,
+            run_id: None,
         }
     }
 }
@@ -98,6 +102,17 @@ pub(crate) fn finish(
 ) -> ToolOutcome {
     let duration = started.elapsed();
     let governance = &config.governance;
+    governance.events.publish(|| {
+        let kind = EventKind::CallFinished {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            ok: result.is_ok(),
+            result: result.as_ref().ok().cloned(),
+            error: result.as_ref().err().cloned(),
+            duration_ms: duration.as_secs_f64() * 1000.0,
+        };
+        (caller.id().to_owned(), trail.run_id.clone(), kind)
+    });
     if governance.audits() {
         let record = AuditRecord {
             time_ms: crate::time::now_millis(),

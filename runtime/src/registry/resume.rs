@@ -4,17 +4,21 @@
 
 use std::time::Instant;
 
-use crate::approval::PendingCall;
+use crate::approval::{DecidedCall, PendingCall};
 use crate::arguments::ToolArguments;
 use crate::audit::redact;
 use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::context::CancellationToken;
+use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::execute::{find, perform, read_arguments};
 use crate::registry::govern::refused_by_a_person;
 use crate::registry::record::{Trail, finish};
 use crate::registry::snapshot::Snapshot;
+
+/// How long after its ticket expires a decided call's outcome is kept for its agent run.
+const KEEP_DECIDED_SECS: u64 = 24 * 60 * 60;
 
 /// What the approver decided.
 pub(crate) enum Resolution<'a> {
@@ -31,14 +35,18 @@ pub(crate) async fn resume(
 ) -> ToolOutcome {
     let started = Instant::now();
     let PendingCall {
+        ticket_id,
+        expires,
         caller,
         call_id,
         tool,
         arguments,
+        run_id,
         ..
     } = pending;
     let mut trail = Trail {
         approver: Some(approver.id().to_owned()),
+        run_id,
         ..Trail::default()
     };
     let result = match resolution {
@@ -64,5 +72,26 @@ pub(crate) async fn resume(
             Err(refused_by_a_person(reason))
         }
     };
-    finish(config, &caller, call_id, tool, result, started, trail)
+    config.governance.events.publish(|| {
+        let kind = EventKind::ApprovalDecided {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            decided_by: approver.id().to_owned(),
+            decision: trail.decision.to_owned(),
+        };
+        (caller.id().to_owned(), trail.run_id.clone(), kind)
+    });
+    let keep = trail.run_id.is_some();
+    let outcome = finish(config, &caller, call_id, tool, result, started, trail);
+    if keep {
+        // An agent run goes on with this outcome, whoever decided and through which route.
+        let decided = DecidedCall {
+            call_id: outcome.call_id.clone(),
+            tool: outcome.tool.clone(),
+            result: outcome.result.clone(),
+            keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
+        };
+        config.governance.pending.put_decided(&ticket_id, decided);
+    }
+    outcome
 }

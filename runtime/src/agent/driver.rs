@@ -1,0 +1,377 @@
+//! The loop: ask the model, run the calls it asks for, feed the results back, until it
+//! answers, a call waits for a person, or a limit is reached.
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::RunOptions;
+use super::builder::Settings;
+use super::message::{Message, ModelCall, ToolResult};
+use super::model::{Delta, ModelError, ModelReply, ModelRequest};
+use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
+use crate::audit::redact;
+use crate::bounded::clip;
+use crate::call::{ToolCall, ToolOutcome};
+use crate::context::CancellationToken;
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+use crate::events::EventKind;
+use crate::registry::BatchOptions;
+
+/// Runs turns until the run stops, keeps it in the store, and reports its end.
+pub(crate) async fn drive(settings: &Settings, mut run: Run, options: &RunOptions) -> Run {
+    let cancel = options.cancel.clone().unwrap_or_default();
+    let deadline = settings.time_budget.map(|budget| Instant::now() + budget);
+    run.status = loop {
+        if let Some(status) = limit_before_turn(settings, &run, &cancel, deadline) {
+            break status;
+        }
+        match turn(settings, &mut run, &cancel, deadline).await {
+            Some(status) => break status,
+            None => continue,
+        }
+    };
+    finish(settings, run)
+}
+
+/// Keeps the run and reports its status.
+pub(crate) fn finish(settings: &Settings, run: Run) -> Run {
+    let status = serde_json::to_value(&run.status).unwrap_or(Value::Null);
+    publish(settings, &run, || EventKind::RunFinished { status });
+    settings.store.put(run.clone());
+    run
+}
+
+fn limit_before_turn(
+    settings: &Settings,
+    run: &Run,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Option<RunStatus> {
+    if cancel.is_cancelled() {
+        return Some(RunStatus::Cancelled);
+    }
+    if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+        return Some(time_budget(settings));
+    }
+    (run.exchange_turns >= settings.max_turns).then_some(RunStatus::MaxTurns {
+        turns: settings.max_turns,
+    })
+}
+
+fn time_budget(settings: &Settings) -> RunStatus {
+    let budget = settings.time_budget.unwrap_or_default();
+    RunStatus::TimeBudget {
+        budget_ms: budget.as_millis() as u64,
+    }
+}
+
+/// One turn: the model's reply, then its calls. `None` when the loop goes on.
+async fn turn(
+    settings: &Settings,
+    run: &mut Run,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Option<RunStatus> {
+    run.turns += 1;
+    run.exchange_turns += 1;
+    let reply = match ask_model(settings, run, cancel, deadline).await {
+        Ok(reply) => reply,
+        Err(status) => return Some(status),
+    };
+    run.usage += reply.usage;
+    let ModelReply {
+        text,
+        calls,
+        correction,
+        ..
+    } = reply;
+    run.transcript.push(Message::Assistant {
+        text: text.clone(),
+        calls: calls.clone(),
+    });
+    if let Some(correction) = correction {
+        run.transcript.push(Message::User { text: correction });
+        return None;
+    }
+    if calls.is_empty() {
+        let text = text.unwrap_or_default();
+        return Some(RunStatus::Finished { text });
+    }
+    run_calls(settings, run, calls, cancel, deadline).await
+}
+
+/// Asks the model, unless cancelled or out of time first.
+async fn ask_model(
+    settings: &Settings,
+    run: &Run,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Result<ModelReply, RunStatus> {
+    let tools = tools_for_turn(settings, run);
+    let turn = run.turns;
+    publish(settings, run, || EventKind::ModelRequest {
+        turn,
+        tools: tools.len(),
+    });
+    let on_delta = |delta: Delta| publish(settings, run, || delta_event(turn, delta));
+    let request = ModelRequest {
+        system: settings.system.as_deref(),
+        messages: &run.transcript,
+        tools: &tools,
+        on_delta: Some(&on_delta),
+    };
+    let reply = tokio::select! {
+        reply = settings.model.respond(request) => reply,
+        _ = cancel.cancelled() => return Err(RunStatus::Cancelled),
+        _ = sleep_until(deadline) => return Err(time_budget(settings)),
+    };
+    let reply = reply.map_err(|error| model_failed(run, error))?;
+    publish(settings, run, || EventKind::ModelResponse {
+        turn,
+        text: reply.text.clone(),
+        calls: reply.calls.iter().map(|call| call.name.clone()).collect(),
+        usage: reply.usage,
+    });
+    Ok(reply)
+}
+
+fn model_failed(run: &Run, error: ModelError) -> RunStatus {
+    tracing::warn!(run = %run.id, caller = run.caller.id(), error = %error, "the model could not be asked; the run stops");
+    RunStatus::ModelFailed { error }
+}
+
+fn delta_event(turn: u32, delta: Delta) -> EventKind {
+    match delta {
+        Delta::Text(text) => EventKind::TextDelta { turn, text },
+        Delta::ToolCall {
+            index,
+            id,
+            name,
+            arguments,
+        } => EventKind::ToolCallDelta {
+            turn,
+            index,
+            id,
+            name,
+            arguments,
+        },
+    }
+}
+
+/// The caller's tools, narrowed by the selector (which may not add any).
+fn tools_for_turn(settings: &Settings, run: &Run) -> Vec<Arc<ToolDefinition>> {
+    let visible = settings.registry.visible_to(&run.caller);
+    let Some(selector) = &settings.selector else {
+        return visible.to_vec();
+    };
+    let mut chosen = selector.select(&run.caller, &run.transcript, &visible);
+    chosen.retain(|tool| visible.iter().any(|shown| shown.name == tool.name));
+    chosen.dedup_by(|a, b| a.name == b.name);
+    chosen
+}
+
+/// Runs the turn's calls through the registry as the run's caller: one result per call, in
+/// order. Calls over the run's limit do not run.
+async fn run_calls(
+    settings: &Settings,
+    run: &mut Run,
+    calls: Vec<ModelCall>,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Option<RunStatus> {
+    let room = settings.max_tool_calls.saturating_sub(run.exchange_calls);
+    let over_limit = calls.len() > room;
+    let (allowed, refused) = calls.split_at(room.min(calls.len()));
+    run.exchange_calls += allowed.len();
+    let batch: Vec<ToolCall> = allowed.iter().map(ModelCall::to_tool_call).collect();
+    let (mut outcomes, out_of_time) = run_batch(settings, run, batch, cancel, deadline).await;
+    outcomes.extend(refused.iter().map(|call| over_the_limit(settings, call)));
+    let slots: Vec<Slot> = calls
+        .iter()
+        .zip(outcomes)
+        .map(|(call, outcome)| slot(settings, run, call, outcome))
+        .collect();
+    if slots.iter().any(|slot| matches!(slot, Slot::Waiting(_))) {
+        let pending = waiting_calls(&slots);
+        run.waiting = slots;
+        return Some(RunStatus::NeedsApproval { pending });
+    }
+    let results = slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Done(result) => Some(result),
+            Slot::Waiting(_) => None,
+        })
+        .collect();
+    run.transcript.push(Message::ToolResults { results });
+    if out_of_time {
+        return Some(time_budget(settings));
+    }
+    if cancel.is_cancelled() {
+        return Some(RunStatus::Cancelled);
+    }
+    over_limit.then_some(RunStatus::ToolCallLimit {
+        calls: settings.max_tool_calls,
+    })
+}
+
+/// The batch, cancelled (not dropped: every call still gets its outcome) when the time
+/// budget runs out. Also says whether it did.
+async fn run_batch(
+    settings: &Settings,
+    run: &Run,
+    calls: Vec<ToolCall>,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> (Vec<ToolOutcome>, bool) {
+    if calls.is_empty() {
+        return (Vec::new(), false);
+    }
+    let batch_cancel = cancel.child_token();
+    let options = BatchOptions {
+        cancel: Some(batch_cancel.clone()),
+        run_id: Some(run.id.to_string()),
+        ..BatchOptions::default()
+    };
+    let mut batch = pin!(
+        settings
+            .registry
+            .run_batch_with(&run.caller, calls, options)
+    );
+    tokio::select! {
+        outcomes = &mut batch => (outcomes, false),
+        _ = sleep_until(deadline) => {
+            batch_cancel.cancel();
+            (batch.await, true)
+        }
+    }
+}
+
+/// The error code of a call that did not run because the request reached its limit.
+pub(crate) const TOOL_CALL_LIMIT: &str = "tool_call_limit";
+
+fn over_the_limit(settings: &Settings, call: &ModelCall) -> ToolOutcome {
+    let error = ToolError::new(
+        TOOL_CALL_LIMIT,
+        format!(
+            "not run: this request reached its limit of {} tool calls",
+            settings.max_tool_calls
+        ),
+    );
+    ToolOutcome {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        result: Err(error),
+        duration: Duration::ZERO,
+    }
+}
+
+/// A call's place in the turn: its result (recorded), or a call waiting for a person.
+fn slot(settings: &Settings, run: &mut Run, call: &ModelCall, outcome: ToolOutcome) -> Slot {
+    let arguments = shown_arguments(settings, run, &call.name, &call.arguments);
+    if let Some(waiting) = waiting_for_approval(&outcome, &arguments) {
+        return Slot::Waiting(waiting);
+    }
+    let result = record(settings, run, arguments, outcome);
+    Slot::Done(result)
+}
+
+/// The result the model reads, cut to size, and the call's record.
+pub(crate) fn record(
+    settings: &Settings,
+    run: &mut Run,
+    arguments: Value,
+    outcome: ToolOutcome,
+) -> ToolResult {
+    let result = ToolResult {
+        call_id: outcome.call_id,
+        tool: outcome.tool,
+        result: outcome
+            .result
+            .map(|value| cut_to_size(value, settings.max_result_bytes)),
+    };
+    run.calls.push(CallRecord {
+        turn: run.turns,
+        call_id: result.call_id.clone(),
+        tool: result.tool.clone(),
+        arguments,
+        result: result.result.clone(),
+        duration_ms: outcome.duration.as_secs_f64() * 1000.0,
+    });
+    result
+}
+
+/// A result whose text is longer than `max` bytes becomes that text, cut, with a marker.
+fn cut_to_size(value: Value, max: usize) -> Value {
+    let text = match &value {
+        Value::String(text) if text.len() <= max => return value,
+        Value::String(text) => text.clone(),
+        other => {
+            let text = other.to_string();
+            if text.len() <= max {
+                return value;
+            }
+            text
+        }
+    };
+    Value::String(clip(&text, max).into_owned())
+}
+
+/// The arguments as the model wrote them, secrets redacted, for records and approvers.
+pub(crate) fn shown_arguments(settings: &Settings, run: &Run, tool: &str, text: &str) -> Value {
+    let Ok(arguments) = serde_json::from_str::<Value>(text) else {
+        return Value::Null;
+    };
+    match settings.registry.definition(&run.caller, tool) {
+        Some(definition) => redact(&arguments, &definition.secret_arguments),
+        None => arguments,
+    }
+}
+
+/// The waiting call, if the registry kept it for a person's decision.
+fn waiting_for_approval(outcome: &ToolOutcome, arguments: &Value) -> Option<PendingApproval> {
+    let error = outcome.error()?;
+    if error.code != ErrorCode::ApprovalRequired {
+        return None;
+    }
+    let details = error.details.as_ref()?;
+    let text = |key: &str| details.get(key).and_then(Value::as_str).map(str::to_owned);
+    Some(PendingApproval {
+        call_id: outcome.call_id.clone(),
+        tool: outcome.tool.clone(),
+        arguments: arguments.clone(),
+        reason: text("reason").unwrap_or_default(),
+        ticket: text("ticket")?,
+        ticket_id: text("ticket_id")?,
+        expires: details.get("expires").and_then(Value::as_u64).unwrap_or(0),
+    })
+}
+
+pub(crate) fn waiting_calls(slots: &[Slot]) -> Vec<PendingApproval> {
+    slots
+        .iter()
+        .filter_map(|slot| match slot {
+            Slot::Waiting(waiting) => Some(waiting.clone()),
+            Slot::Done(_) => None,
+        })
+        .collect()
+}
+
+pub(crate) fn publish(settings: &Settings, run: &Run, kind: impl FnOnce() -> EventKind) {
+    settings.registry.publish(|| {
+        let run_id = Some(run.id.to_string());
+        (run.caller.id().to_owned(), run_id, kind())
+    });
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,304 @@
+//! Anthropic's Messages API.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+
+use super::transport::{HttpSettings, Transport};
+use super::{count, error_in_body, headers, join, with_params};
+use crate::agent::message::{Message, ModelCall, outcomes};
+use crate::agent::model::{
+    Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+};
+use crate::formats::anthropic;
+
+/// The API version sent in `anthropic-version`.
+const API_VERSION: &str = "2023-06-01";
+
+/// A Messages API client: `POST {base_url}/v1/messages`.
+///
+/// ```
+/// use toolgate::agent::models::Anthropic;
+///
+/// let model = Anthropic::new("https://api.anthropic.com", "claude-sonnet-4-5")
+///     .api_key("sk-ant-...")
+///     .max_tokens(2048)
+///     .stream(true);
+/// # let _ = model;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Anthropic {
+    transport: Transport,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    max_tokens: u32,
+    strict: bool,
+    stream: bool,
+    params: Map<String, Value>,
+}
+
+impl Anthropic {
+    /// A client of the server at `base_url` (`https://api.anthropic.com`) for `model`.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Anthropic {
+            transport: Transport::new(HttpSettings::default()),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            max_tokens: 1024,
+            strict: false,
+            stream: false,
+            params: Map::new(),
+        }
+    }
+
+    /// Sends `x-api-key: <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Most tokens per reply (the API requires a value; default 1024).
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = tokens;
+        self
+    }
+
+    /// Sends strict-tool-use schemas where a tool allows it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Streams the answer (text and tool-call pieces reach the run's events as they come).
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// An extra field of every request, e.g. `temperature`.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Timeouts, retries and size limits.
+    pub fn http(mut self, settings: HttpSettings) -> Self {
+        self.transport = Transport::new(settings);
+        self
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(write_message).collect();
+        let mut body =
+            json!({"model": self.model, "max_tokens": self.max_tokens, "messages": messages});
+        if let Some(system) = request.system {
+            body["system"] = json!(system);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = anthropic::tools(request.tools, self.strict);
+        }
+        if self.stream {
+            body["stream"] = json!(true);
+        }
+        with_params(body, &self.params)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
+        let url = join(&self.base_url, "v1/messages");
+        let mut pairs = vec![("anthropic-version", API_VERSION)];
+        if let Some(key) = &self.api_key {
+            pairs.push(("x-api-key", key));
+        }
+        let headers = headers(&pairs)?;
+        let body = self.body(&request);
+        if self.stream {
+            let events = self.transport.post_events(&url, &headers, &body).await?;
+            return read_stream(events, request.on_delta).await;
+        }
+        let answer = self.transport.post_json(&url, &headers, &body).await?;
+        read_message(&answer)
+    }
+}
+
+impl Model for Anthropic {
+    fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
+        Box::pin(Anthropic::respond(self, request))
+    }
+}
+
+fn write_message(message: &Message) -> Value {
+    match message {
+        Message::User { text } => json!({"role": "user", "content": text}),
+        Message::Assistant { text, calls } => {
+            let mut blocks = Vec::new();
+            if let Some(text) = text.as_deref().filter(|text| !text.is_empty()) {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            for call in calls {
+                blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments_value()}));
+            }
+            json!({"role": "assistant", "content": blocks})
+        }
+        Message::ToolResults { results } => anthropic::tool_result_message(&outcomes(results)),
+    }
+}
+
+fn read_message(answer: &Value) -> Result<ModelReply, ModelError> {
+    if let Some(error) = error_in_body(answer) {
+        return Err(error);
+    }
+    let content = answer
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ModelError::malformed("the message has no `content` array"))?;
+    let calls = anthropic::calls_from_message(answer)
+        .map_err(|error| ModelError::malformed(error.to_string()))?;
+    let text: String = content
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let usage = answer.get("usage");
+    Ok(ModelReply {
+        text: (!text.is_empty()).then_some(text),
+        calls: calls.iter().map(ModelCall::from).collect(),
+        usage: Usage {
+            input_tokens: count(usage, "input_tokens"),
+            output_tokens: count(usage, "output_tokens"),
+        },
+        correction: None,
+    })
+}
+
+/// A content block being streamed.
+enum Block {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+/// A streamed message: pieces as they come, then the message assembled and read like a
+/// whole one.
+async fn read_stream(
+    events: impl futures::Stream<Item = Result<(String, Value), ModelError>>,
+    on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
+) -> Result<ModelReply, ModelError> {
+    let mut events = std::pin::pin!(events);
+    let mut blocks: BTreeMap<usize, Block> = BTreeMap::new();
+    let mut usage = Usage::default();
+    let emit = |delta: Delta| {
+        if let Some(on_delta) = on_delta {
+            on_delta(delta);
+        }
+    };
+    while let Some(event) = events.next().await {
+        let (_, data) = event?;
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        match data.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "error" => {
+                let message = data
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error");
+                return Err(ModelError::new(
+                    ModelErrorKind::Provider,
+                    format!("the stream reported an error: {message}"),
+                ));
+            }
+            "message_start" => {
+                usage.input_tokens = count(data.pointer("/message/usage"), "input_tokens");
+            }
+            "message_delta" => {
+                usage.output_tokens = count(data.get("usage"), "output_tokens");
+            }
+            "content_block_start" => {
+                let block = data.get("content_block").cloned().unwrap_or_default();
+                let started = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => Block::Text(String::new()),
+                    Some("tool_use") => {
+                        let field = |key: &str| {
+                            block
+                                .get(key)
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned()
+                        };
+                        let (id, name) = (field("id"), field("name"));
+                        emit(Delta::ToolCall {
+                            index,
+                            id: Some(id.clone()),
+                            name: Some(name.clone()),
+                            arguments: String::new(),
+                        });
+                        Block::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
+                    }
+                    _ => Block::Other,
+                };
+                blocks.insert(index, started);
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta").cloned().unwrap_or_default();
+                match (
+                    blocks.get_mut(&index),
+                    delta.get("type").and_then(Value::as_str),
+                ) {
+                    (Some(Block::Text(text)), Some("text_delta")) => {
+                        let piece = delta
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        text.push_str(piece);
+                        emit(Delta::Text(piece.to_owned()));
+                    }
+                    (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
+                        let piece = delta
+                            .get("partial_json")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        json.push_str(piece);
+                        emit(Delta::ToolCall {
+                            index,
+                            id: None,
+                            name: None,
+                            arguments: piece.to_owned(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let content: Vec<Value> = blocks.into_values().filter_map(assembled).collect();
+    let mut reply = read_message(&json!({"content": content}))?;
+    reply.usage = usage;
+    Ok(reply)
+}
+
+/// A streamed block as the whole message would have held it; tool input that is not JSON
+/// is kept as text, for the registry to report.
+fn assembled(block: Block) -> Option<Value> {
+    match block {
+        Block::Text(text) => Some(json!({"type": "text", "text": text})),
+        Block::ToolUse { id, name, json } => {
+            let input = if json.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(&json).unwrap_or(Value::String(json))
+            };
+            Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+        }
+        Block::Other => None,
+    }
+}

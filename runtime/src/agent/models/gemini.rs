@@ -1,0 +1,150 @@
+//! Gemini's `generateContent`.
+
+use serde_json::{Map, Value, json};
+
+use super::transport::{HttpSettings, Transport};
+use super::{count, error_in_body, headers, join, with_params};
+use crate::agent::message::{Message, ModelCall, outcomes};
+use crate::agent::model::{
+    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+};
+use crate::formats::gemini;
+
+/// A Gemini client: `POST {base_url}/v1beta/models/{model}:generateContent`.
+///
+/// ```
+/// use toolgate::agent::models::Gemini;
+///
+/// let model = Gemini::new("https://generativelanguage.googleapis.com", "gemini-2.5-flash")
+///     .api_key("...");
+/// # let _ = model;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Gemini {
+    transport: Transport,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    params: Map<String, Value>,
+}
+
+impl Gemini {
+    /// A client of the server at `base_url` for `model`.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Gemini {
+            transport: Transport::new(HttpSettings::default()),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            params: Map::new(),
+        }
+    }
+
+    /// Sends `x-goog-api-key: <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// An extra field of every request, e.g. `generationConfig`.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Timeouts, retries and size limits.
+    pub fn http(mut self, settings: HttpSettings) -> Self {
+        self.transport = Transport::new(settings);
+        self
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let contents: Vec<Value> = request.messages.iter().map(write_message).collect();
+        let mut body = json!({"contents": contents});
+        if let Some(system) = request.system {
+            body["systemInstruction"] = json!({"parts": [{"text": system}]});
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = gemini::tools(request.tools);
+        }
+        with_params(body, &self.params)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
+        let path = format!("v1beta/models/{}:generateContent", self.model);
+        let url = join(&self.base_url, &path);
+        let headers = match &self.api_key {
+            Some(key) => headers(&[("x-goog-api-key", key)])?,
+            None => headers(&[])?,
+        };
+        let answer = self
+            .transport
+            .post_json(&url, &headers, &self.body(&request))
+            .await?;
+        read_response(&answer)
+    }
+}
+
+impl Model for Gemini {
+    fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
+        Box::pin(Gemini::respond(self, request))
+    }
+}
+
+fn write_message(message: &Message) -> Value {
+    match message {
+        Message::User { text } => json!({"role": "user", "parts": [{"text": text}]}),
+        Message::Assistant { text, calls } => {
+            let mut parts = Vec::new();
+            if let Some(text) = text.as_deref().filter(|text| !text.is_empty()) {
+                parts.push(json!({"text": text}));
+            }
+            for call in calls {
+                let mut function_call = json!({"name": call.name, "args": call.arguments_value()});
+                if !call.id.starts_with(gemini::GENERATED_ID_PREFIX) {
+                    function_call["id"] = json!(call.id);
+                }
+                parts.push(json!({"functionCall": function_call}));
+            }
+            json!({"role": "model", "parts": parts})
+        }
+        Message::ToolResults { results } => gemini::function_response_content(&outcomes(results)),
+    }
+}
+
+fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
+    if let Some(error) = error_in_body(answer) {
+        return Err(error);
+    }
+    if let Some(reason) = answer
+        .pointer("/promptFeedback/blockReason")
+        .and_then(Value::as_str)
+    {
+        return Err(ModelError::new(
+            ModelErrorKind::Provider,
+            format!("the prompt was blocked: {reason}"),
+        ));
+    }
+    let parts = answer
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            ModelError::malformed("the response has no `candidates[0].content.parts`")
+        })?;
+    let calls = gemini::calls_from_response(answer)
+        .map_err(|error| ModelError::malformed(error.to_string()))?;
+    let text: String = parts
+        .iter()
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    let usage = answer.get("usageMetadata");
+    Ok(ModelReply {
+        text: (!text.is_empty()).then_some(text),
+        calls: calls.iter().map(ModelCall::from).collect(),
+        usage: Usage {
+            input_tokens: count(usage, "promptTokenCount"),
+            output_tokens: count(usage, "candidatesTokenCount"),
+        },
+        correction: None,
+    })
+}

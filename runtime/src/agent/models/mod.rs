@@ -1,0 +1,89 @@
+//! Clients of the providers' APIs (feature `models`), each writing the conversation and the
+//! tools through [`formats`](crate::formats) and reading the calls back the same way.
+//!
+//! | client | API | streaming |
+//! |---|---|---|
+//! | [`OpenAiChat`] | Chat Completions: OpenAI, llama.cpp's `llama-server`, vLLM, Ollama, ... | yes |
+//! | [`OpenAiResponses`] | the Responses API | no |
+//! | [`Anthropic`] | Messages | yes |
+//! | [`Gemini`] | `generateContent` | no |
+//!
+//! Every client retries 429 and 5xx answers with backoff (bounded, honouring `Retry-After`;
+//! see [`HttpSettings`]) and reports what went wrong as a [`ModelError`](super::ModelError)
+//! with the status and the provider's own error body.
+
+mod anthropic;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+mod transport;
+
+pub use anthropic::Anthropic;
+pub use gemini::Gemini;
+pub use openai_chat::OpenAiChat;
+pub use openai_responses::OpenAiResponses;
+pub use transport::HttpSettings;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+
+use super::model::ModelError;
+
+/// Headers from name/value pairs; a value that is not a valid header (a key with a newline)
+/// is an error, not a panic.
+fn headers(pairs: &[(&'static str, &str)]) -> Result<HeaderMap, ModelError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            ModelError::new(
+                super::model::ModelErrorKind::Provider,
+                format!(
+                    "the value of the `{name}` header is not valid in HTTP (check the API key)"
+                ),
+            )
+        })?;
+        map.insert(HeaderName::from_static(name), value);
+    }
+    Ok(map)
+}
+
+/// `base` and `path` joined with one slash.
+fn join(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// Adds the extra request fields (temperature, max tokens, ...) to a body.
+fn with_params(mut body: Value, params: &Map<String, Value>) -> Value {
+    if let Value::Object(object) = &mut body {
+        for (key, value) in params {
+            object.insert(key.clone(), value.clone());
+        }
+    }
+    body
+}
+
+/// The provider's error object in a 200 answer, if it sent one.
+fn error_in_body(body: &Value) -> Option<ModelError> {
+    let error = body.get("error").filter(|error| !error.is_null())?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
+    Some(ModelError::new(
+        super::model::ModelErrorKind::Provider,
+        format!("the model server answered with an error: {message}"),
+    ))
+}
+
+/// A count from a usage object.
+fn count(usage: Option<&Value>, key: &str) -> u64 {
+    usage
+        .and_then(|usage| usage.get(key))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,266 @@
+//! OpenAI Chat Completions, as OpenAI and every compatible server speak it.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+
+use super::transport::{HttpSettings, Transport};
+use super::{count, error_in_body, headers, join, with_params};
+use crate::agent::message::{Message, ModelCall, outcomes};
+use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest, Usage};
+use crate::formats::openai;
+
+/// A Chat Completions client: `POST {base_url}/chat/completions`.
+///
+/// ```
+/// use toolgate::agent::models::OpenAiChat;
+///
+/// let model = OpenAiChat::new("http://127.0.0.1:8080/v1", "gemma")
+///     .api_key("sk-...")
+///     .param("temperature", 0)
+///     .stream(true);
+/// # let _ = model;
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiChat {
+    transport: Transport,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    strict: bool,
+    stream: bool,
+    params: Map<String, Value>,
+}
+
+impl OpenAiChat {
+    /// A client of the server at `base_url` (e.g. `https://api.openai.com/v1`) for `model`.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiChat {
+            transport: Transport::new(HttpSettings::default()),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            strict: false,
+            stream: false,
+            params: Map::new(),
+        }
+    }
+
+    /// Sends `Authorization: Bearer <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sends strict-mode schemas where a tool allows it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Streams the answer (text and tool-call pieces reach the run's events as they come).
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// An extra field of every request, e.g. `temperature` or `max_tokens`.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Timeouts, retries and size limits.
+    pub fn http(mut self, settings: HttpSettings) -> Self {
+        self.transport = Transport::new(settings);
+        self
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut messages = Vec::new();
+        if let Some(system) = request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for message in request.messages {
+            write_message(message, &mut messages);
+        }
+        let mut body = json!({"model": self.model, "messages": messages});
+        if !request.tools.is_empty() {
+            body["tools"] = openai::chat_tools(request.tools, self.strict);
+        }
+        if self.stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        with_params(body, &self.params)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
+        let url = join(&self.base_url, "chat/completions");
+        let bearer = self.api_key.as_ref().map(|key| format!("Bearer {key}"));
+        let headers = match &bearer {
+            Some(bearer) => headers(&[("authorization", bearer)])?,
+            None => headers(&[])?,
+        };
+        let body = self.body(&request);
+        if self.stream {
+            let events = self.transport.post_events(&url, &headers, &body).await?;
+            return read_stream(events, request.on_delta).await;
+        }
+        let answer = self.transport.post_json(&url, &headers, &body).await?;
+        read_completion(&answer)
+    }
+}
+
+impl Model for OpenAiChat {
+    fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
+        Box::pin(OpenAiChat::respond(self, request))
+    }
+}
+
+fn write_message(message: &Message, messages: &mut Vec<Value>) {
+    match message {
+        Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+        Message::Assistant { text, calls } => {
+            let mut entry = json!({"role": "assistant", "content": text});
+            if !calls.is_empty() {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .map(|call| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}))
+                    .collect();
+                entry["tool_calls"] = Value::Array(calls);
+            }
+            messages.push(entry);
+        }
+        Message::ToolResults { results } => {
+            messages.extend(openai::tool_messages(&outcomes(results)));
+        }
+    }
+}
+
+/// A whole (not streamed) completion.
+fn read_completion(answer: &Value) -> Result<ModelReply, ModelError> {
+    if let Some(error) = error_in_body(answer) {
+        return Err(error);
+    }
+    let message = answer
+        .pointer("/choices/0/message")
+        .ok_or_else(|| ModelError::malformed("the completion has no `choices[0].message`"))?;
+    let calls = openai::calls_from_chat(message)
+        .map_err(|error| ModelError::malformed(error.to_string()))?;
+    let usage = answer.get("usage");
+    Ok(ModelReply {
+        text: message
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned),
+        calls: calls.iter().map(ModelCall::from).collect(),
+        usage: Usage {
+            input_tokens: count(usage, "prompt_tokens"),
+            output_tokens: count(usage, "completion_tokens"),
+        },
+        correction: None,
+    })
+}
+
+/// A call being streamed.
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// A streamed completion: text and tool-call pieces as they come, then the whole reply.
+async fn read_stream(
+    events: impl futures::Stream<Item = Result<(String, Value), ModelError>>,
+    on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
+) -> Result<ModelReply, ModelError> {
+    let mut events = std::pin::pin!(events);
+    let mut text = String::new();
+    let mut calls: BTreeMap<usize, PartialCall> = BTreeMap::new();
+    let mut usage = Usage::default();
+    let emit = |delta: Delta| {
+        if let Some(on_delta) = on_delta {
+            on_delta(delta);
+        }
+    };
+    while let Some(event) = events.next().await {
+        let (_, chunk) = event?;
+        if let Some(error) = error_in_body(&chunk) {
+            return Err(error);
+        }
+        if let Some(reported) = chunk.get("usage").filter(|usage| usage.is_object()) {
+            usage.input_tokens = count(Some(reported), "prompt_tokens");
+            usage.output_tokens = count(Some(reported), "completion_tokens");
+        }
+        let Some(delta) = chunk.pointer("/choices/0/delta") else {
+            continue;
+        };
+        if let Some(piece) = delta.get("content").and_then(Value::as_str)
+            && !piece.is_empty()
+        {
+            text.push_str(piece);
+            emit(Delta::Text(piece.to_owned()));
+        }
+        for piece in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let call = calls.entry(index).or_default();
+            let id = piece.get("id").and_then(Value::as_str).map(str::to_owned);
+            let name = piece
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let arguments = piece
+                .pointer("/function/arguments")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(id) = &id {
+                call.id.clone_from(id);
+            }
+            if let Some(name) = &name {
+                call.name.push_str(name);
+            }
+            call.arguments.push_str(arguments);
+            emit(Delta::ToolCall {
+                index,
+                id,
+                name,
+                arguments: arguments.to_owned(),
+            });
+        }
+    }
+    let calls = calls
+        .into_iter()
+        .map(|(index, call)| {
+            if call.name.is_empty() {
+                return Err(ModelError::malformed(format!(
+                    "streamed tool call {index} has no name"
+                )));
+            }
+            let id = if call.id.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id
+            };
+            Ok(ModelCall {
+                id,
+                name: call.name,
+                arguments: call.arguments,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ModelReply {
+        text: (!text.is_empty()).then_some(text),
+        calls,
+        usage,
+        correction: None,
+    })
+}

@@ -1,0 +1,160 @@
+//! The OpenAI Responses API.
+
+use serde_json::{Map, Value, json};
+
+use super::transport::{HttpSettings, Transport};
+use super::{count, error_in_body, headers, join, with_params};
+use crate::agent::message::{Message, ModelCall, outcomes};
+use crate::agent::model::{
+    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+};
+use crate::formats::openai;
+
+/// A Responses API client: `POST {base_url}/responses`, the whole conversation sent each
+/// turn (no server-side state is relied on).
+///
+/// ```
+/// use toolgate::agent::models::OpenAiResponses;
+///
+/// let model = OpenAiResponses::new("https://api.openai.com/v1", "gpt-4.1-mini").api_key("sk-...");
+/// # let _ = model;
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiResponses {
+    transport: Transport,
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    strict: bool,
+    params: Map<String, Value>,
+}
+
+impl OpenAiResponses {
+    /// A client of the server at `base_url` for `model`.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiResponses {
+            transport: Transport::new(HttpSettings::default()),
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            strict: false,
+            params: Map::new(),
+        }
+    }
+
+    /// Sends `Authorization: Bearer <key>`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sends strict-mode schemas where a tool allows it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// An extra field of every request, e.g. `temperature` or `max_output_tokens`.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Timeouts, retries and size limits.
+    pub fn http(mut self, settings: HttpSettings) -> Self {
+        self.transport = Transport::new(settings);
+        self
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut input = Vec::new();
+        for message in request.messages {
+            write_message(message, &mut input);
+        }
+        let mut body = json!({"model": self.model, "input": input, "store": false});
+        if let Some(system) = request.system {
+            body["instructions"] = json!(system);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = openai::responses_tools(request.tools, self.strict);
+        }
+        with_params(body, &self.params)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
+        let url = join(&self.base_url, "responses");
+        let bearer = self.api_key.as_ref().map(|key| format!("Bearer {key}"));
+        let headers = match &bearer {
+            Some(bearer) => headers(&[("authorization", bearer)])?,
+            None => headers(&[])?,
+        };
+        let answer = self
+            .transport
+            .post_json(&url, &headers, &self.body(&request))
+            .await?;
+        read_response(&answer)
+    }
+}
+
+impl Model for OpenAiResponses {
+    fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
+        Box::pin(OpenAiResponses::respond(self, request))
+    }
+}
+
+fn write_message(message: &Message, input: &mut Vec<Value>) {
+    match message {
+        Message::User { text } => input.push(json!({"role": "user", "content": text})),
+        Message::Assistant { text, calls } => {
+            if let Some(text) = text.as_deref().filter(|text| !text.is_empty()) {
+                input.push(json!({"role": "assistant", "content": text}));
+            }
+            for call in calls {
+                input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
+            }
+        }
+        Message::ToolResults { results } => {
+            input.extend(openai::function_call_outputs(&outcomes(results)));
+        }
+    }
+}
+
+fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
+    if let Some(error) = error_in_body(answer) {
+        return Err(error);
+    }
+    if answer.get("status").and_then(Value::as_str) == Some("failed") {
+        return Err(ModelError::new(
+            ModelErrorKind::Provider,
+            "the response failed",
+        ));
+    }
+    let output = answer
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ModelError::malformed("the response has no `output` array"))?;
+    let calls = openai::calls_from_responses(answer)
+        .map_err(|error| ModelError::malformed(error.to_string()))?;
+    let text: String = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .flat_map(|item| {
+            item.get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text"))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    let usage = answer.get("usage");
+    Ok(ModelReply {
+        text: (!text.is_empty()).then_some(text),
+        calls: calls.iter().map(ModelCall::from).collect(),
+        usage: Usage {
+            input_tokens: count(usage, "input_tokens"),
+            output_tokens: count(usage, "output_tokens"),
+        },
+        correction: None,
+    })
+}
