@@ -7,6 +7,10 @@ dir="$1"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 [ -f "$dir/ready" ] && exit 0
+# One setup at a time (CI starts one early; the test that needs it waits for it here).
+exec 9>"$dir/.lock"
+flock 9
+[ -f "$dir/ready" ] && exit 0
 
 for tool in cmake make g++ python3; do
   command -v "$tool" >/dev/null || { echo "llm setup needs '$tool' (apt-get install cmake build-essential python3-venv)" >&2; exit 1; }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use super::transport::{HttpSettings, Transport};
+use super::transport::{Answer, HttpSettings, Transport};
 use super::{count, error_in_body, headers, join, with_params};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{
@@ -115,8 +115,10 @@ impl Anthropic {
         let headers = headers(&pairs)?;
         let body = self.body(&request);
         if self.stream {
-            let events = self.transport.post_events(&url, &headers, &body).await?;
-            return read_stream(events, request.on_delta).await;
+            return match self.transport.post_events(&url, &headers, &body).await? {
+                Answer::Stream(events) => read_stream(events, request.on_delta).await,
+                Answer::Whole(answer) => read_message(&answer),
+            };
         }
         let answer = self.transport.post_json(&url, &headers, &body).await?;
         read_message(&answer)
@@ -193,6 +195,7 @@ async fn read_stream(
     let mut events = std::pin::pin!(events);
     let mut blocks: BTreeMap<usize, Block> = BTreeMap::new();
     let mut usage = Usage::default();
+    let mut started = false;
     let emit = |delta: Delta| {
         if let Some(on_delta) = on_delta {
             on_delta(delta);
@@ -213,6 +216,7 @@ async fn read_stream(
                 ));
             }
             "message_start" => {
+                started = true;
                 usage.input_tokens = count(data.pointer("/message/usage"), "input_tokens");
             }
             "message_delta" => {
@@ -279,6 +283,11 @@ async fn read_stream(
             }
             _ => {}
         }
+    }
+    if !started {
+        return Err(ModelError::malformed(
+            "the stream ended without a `message_start` event",
+        ));
     }
     let content: Vec<Value> = blocks.into_values().filter_map(assembled).collect();
     let mut reply = read_message(&json!({"content": content}))?;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use super::transport::{HttpSettings, Transport};
+use super::transport::{Answer, HttpSettings, Transport};
 use super::{count, error_in_body, headers, join, with_params};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest, Usage};
@@ -105,8 +105,10 @@ impl OpenAiChat {
         };
         let body = self.body(&request);
         if self.stream {
-            let events = self.transport.post_events(&url, &headers, &body).await?;
-            return read_stream(events, request.on_delta).await;
+            return match self.transport.post_events(&url, &headers, &body).await? {
+                Answer::Stream(events) => read_stream(events, request.on_delta).await,
+                Answer::Whole(answer) => read_completion(&answer),
+            };
         }
         let answer = self.transport.post_json(&url, &headers, &body).await?;
         read_completion(&answer)
@@ -182,6 +184,7 @@ async fn read_stream(
     let mut text = String::new();
     let mut calls: BTreeMap<usize, PartialCall> = BTreeMap::new();
     let mut usage = Usage::default();
+    let mut chunks = 0;
     let emit = |delta: Delta| {
         if let Some(on_delta) = on_delta {
             on_delta(delta);
@@ -189,6 +192,7 @@ async fn read_stream(
     };
     while let Some(event) = events.next().await {
         let (_, chunk) = event?;
+        chunks += 1;
         if let Some(error) = error_in_body(&chunk) {
             return Err(error);
         }
@@ -236,6 +240,11 @@ async fn read_stream(
                 arguments: arguments.to_owned(),
             });
         }
+    }
+    if chunks == 0 {
+        return Err(ModelError::malformed(
+            "the stream ended without a single chunk",
+        ));
     }
     let calls = calls
         .into_iter()

