@@ -14,7 +14,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::stream::{self, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate_examples::clinic::{Clinic, Weekday, app, hours_for, registry};
+use toolgate_examples::clinic::{Clinic, Weekday, agent, app, hours_for, model_from_env, registry};
 
 const REQUESTS: usize = 256;
 const CONCURRENCY: usize = 32;
@@ -32,7 +32,8 @@ async fn bare_hours(Json(arguments): Json<HoursArguments>) -> Json<Value> {
 
 fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
     let clinic = Arc::new(Clinic::open(database).unwrap());
-    let tools = app(registry(Arc::clone(&clinic)).unwrap(), clinic);
+    let registry = registry(Arc::clone(&clinic)).unwrap();
+    let tools = app(agent(registry, model_from_env()), clinic);
     let router = tools.route("/bare/hours", post(bare_hours));
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))

@@ -1,7 +1,8 @@
 //! The veterinary clinic backend over HTTP.
 //!
 //! `cargo run -p toolgate-examples --bin clinic` (set `PORT` and `CLINIC_DB` to change the
-//! port, default 3000, and the database file, default `clinic.db`).
+//! port, default 3000, and the database file, default `clinic.db`; `CLINIC_MODEL_URL`,
+//! `CLINIC_MODEL` and `CLINIC_MODEL_KEY` choose the OpenAI-compatible model of `POST /chat`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -51,6 +52,9 @@ try:
   curl -H 'Authorization: Bearer admin-token' {base}/approvals
   curl -H 'Authorization: Bearer admin-token' -H 'Content-Type: application/json' \
        -d '{{"ticket": "<ticket from the answer above>"}}' {base}/approvals/approve
+  curl -N -H 'Authorization: Bearer admin-token' {base}/events      # live events (SSE)
+  curl -H 'Authorization: Bearer alice-token' -H 'Content-Type: application/json' \
+       -d '{{"message": "When are you open on Monday?"}}' {base}/chat   # needs a model server
 "#
     );
     axum::serve(listener, app).await?;

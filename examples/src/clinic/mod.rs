@@ -1,5 +1,6 @@
 //! The veterinary clinic backend: tools for four roles (public < customer < staff < admin),
-//! data in SQLite, served over HTTP with bearer tokens.
+//! data in SQLite, served over HTTP with bearer tokens, and an assistant (`POST /chat`) that
+//! uses the same tools with the caller's role.
 
 mod db;
 mod tools;
@@ -9,7 +10,9 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::http::request::Parts;
-use toolgate::http::{AuthError, HttpOptions, router};
+use toolgate::agent::models::OpenAiChat;
+use toolgate::agent::{Agent, Model};
+use toolgate::http::{AuthError, HttpOptions, agent_router};
 use toolgate::{Caller, Registry};
 
 pub use db::{Clinic, SEEDED_USERS};
@@ -29,8 +32,33 @@ pub fn registry(clinic: Arc<Clinic>) -> Result<Registry, toolgate::BuildError> {
         .build()
 }
 
-/// The HTTP app: toolgate's router, with callers from bearer tokens.
-pub fn app(registry: Registry, clinic: Arc<Clinic>) -> Router {
+/// The model behind `POST /chat`: any OpenAI-compatible server, from `CLINIC_MODEL_URL`
+/// (default `http://127.0.0.1:8080/v1`, where `llama-server` listens), `CLINIC_MODEL`
+/// (default `default`) and `CLINIC_MODEL_KEY` (optional).
+pub fn model_from_env() -> OpenAiChat {
+    let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let url = variable("CLINIC_MODEL_URL").unwrap_or_else(|| "http://127.0.0.1:8080/v1".into());
+    let name = variable("CLINIC_MODEL").unwrap_or_else(|| "default".into());
+    let model = OpenAiChat::new(url, name);
+    match variable("CLINIC_MODEL_KEY") {
+        Some(key) => model.api_key(key),
+        None => model,
+    }
+}
+
+/// The clinic's assistant: the registry's tools, as each caller may use them.
+pub fn agent(registry: Registry, model: impl Model) -> Agent {
+    Agent::builder(registry, model)
+        .system(
+            "You are the assistant of a veterinary clinic. Use the tools to answer;              when a change waits for approval, say so.",
+        )
+        .max_turns(8)
+        .time_budget(std::time::Duration::from_secs(120))
+        .build()
+}
+
+/// The HTTP app: toolgate's router and chat routes, with callers from bearer tokens.
+pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
     let authenticate = move |parts: &Parts| -> Result<Caller, AuthError> {
         let Some(header) = parts.headers.get("authorization") else {
             return Ok(Caller::new("anonymous", "public"));
@@ -45,12 +73,21 @@ pub fn app(registry: Registry, clinic: Arc<Clinic>) -> Router {
             .map(|(id, role)| Caller::new(id, role))
             .ok_or_else(|| AuthError::unauthenticated("unknown token"))
     };
-    router(registry, authenticate, HttpOptions::default())
+    agent_router(agent, authenticate, HttpOptions::default())
 }
 
-/// Opens (creating and seeding on first run) the database and builds the app.
+/// Opens (creating and seeding on first run) the database and builds the app, with the
+/// model of [`model_from_env`].
 pub fn open_app(database: &Path) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
+    open_app_with(database, model_from_env())
+}
+
+/// [`open_app`] with another model.
+pub fn open_app_with(
+    database: &Path,
+    model: impl Model,
+) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
     let clinic = Arc::new(Clinic::open(database)?);
     let registry = registry(Arc::clone(&clinic))?;
-    Ok(app(registry, clinic))
+    Ok(app(agent(registry, model), clinic))
 }

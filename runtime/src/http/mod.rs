@@ -8,6 +8,15 @@
 //! | `POST /approvals/approve` | `{"ticket"}`: runs the call, once |
 //! | `POST /approvals/deny` | `{"ticket", "reason"}` |
 //! | `GET /health` | `{"status": "ok", "tools": n}`, `n` the tools the caller may use |
+//! | `GET /events` | server-sent events: the caller's own [events](crate::events) (calls, approvals, agent runs), and the approval requests it may decide |
+//!
+//! [`agent_router`] adds an [`Agent`](crate::agent::Agent):
+//!
+//! | route | does |
+//! |---|---|
+//! | `POST /chat` | `{"message", "run_id"?}`: a run for the caller (or its next message in a run); answers the run as it stopped: `status` (`finished`, `needs_approval` with `pending` calls, a limit), `text`, `calls`, `usage` |
+//! | `GET /chat/{run}` | the caller's run |
+//! | `POST /chat/{run}/resume` | `{"decisions": [{"call_id", "decision": "approve" \| "deny", "reason"?}]}` from an approver; or `{}` from the run's owner after approvers decided through `/approvals/*` |
 //!
 //! `POST` bodies must be `Content-Type: application/json` (else `415`): a browser sends
 //! plain-text and form bodies to other sites without asking, so accepting them would let any
@@ -38,7 +47,9 @@
 //! ```
 
 mod auth;
+mod chat;
 mod errors;
+mod events;
 mod extract;
 mod handlers;
 mod wire;
@@ -76,27 +87,56 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) auth: Box<dyn Authenticate>,
     pub(crate) options: HttpOptions,
+    pub(crate) agent: Option<crate::agent::Agent>,
 }
 
 /// The router serving `registry` to callers that `auth` identifies. Mount it where you like
 /// (`Router::new().nest("/ai", router(...))`).
 pub fn router(registry: Registry, auth: impl Authenticate, options: HttpOptions) -> Router {
-    let body_limit = options.body_limit;
-    let shared = Arc::new(Shared {
+    routes(Shared {
         registry,
         auth: Box::new(auth),
         options,
-    });
-    Router::new()
+        agent: None,
+    })
+}
+
+/// [`router`] for the agent's registry, with the chat routes of `agent` (see the module's
+/// table).
+pub fn agent_router(
+    agent: crate::agent::Agent,
+    auth: impl Authenticate,
+    options: HttpOptions,
+) -> Router {
+    routes(Shared {
+        registry: agent.registry().clone(),
+        auth: Box::new(auth),
+        options,
+        agent: Some(agent),
+    })
+}
+
+fn routes(shared: Shared) -> Router {
+    let body_limit = shared.options.body_limit;
+    let with_agent = shared.agent.is_some();
+    let mut router = Router::new()
         .route("/tools", get(handlers::list_tools))
         .route("/tools/call", post(handlers::call_tools))
         .route("/approvals", get(handlers::list_approvals))
         .route("/approvals/approve", post(handlers::approve))
         .route("/approvals/deny", post(handlers::deny))
-        .route("/health", get(handlers::health))
+        .route("/events", get(events::events))
+        .route("/health", get(handlers::health));
+    if with_agent {
+        router = router
+            .route("/chat", post(chat::chat))
+            .route("/chat/{run}", get(chat::show))
+            .route("/chat/{run}/resume", post(chat::resume));
+    }
+    router
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CatchPanicLayer::custom(errors::panic_response))
-        .with_state(shared)
+        .with_state(Arc::new(shared))
 }

@@ -1,0 +1,133 @@
+//! The agent over HTTP: `POST /chat` runs the model for the signed-in caller, and a run that
+//! waits for approval goes on with `POST /chat/{run}/resume`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::agent::{Agent, AgentError, CallDecision, Run, RunId, RunOptions};
+use crate::http::Shared;
+use crate::http::errors::ApiError;
+use crate::http::extract::{Authenticated, JsonBody};
+
+/// Most bytes of one chat message.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChatRequest {
+    message: String,
+    /// Go on with this run (a follow-up message).
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResumeRequest {
+    #[serde(default)]
+    decisions: Vec<CallDecision>,
+}
+
+fn agent(shared: &Shared) -> &Agent {
+    shared
+        .agent
+        .as_ref()
+        .expect("chat routes are only mounted with an agent")
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(body: &[u8], shape: &str) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "malformed_body",
+            format!("the body does not have the expected shape ({error}); send {shape}"),
+        )
+    })
+}
+
+/// `POST /chat`: `{"message", "run_id"?}` → the run as it stopped.
+pub(crate) async fn chat(
+    State(shared): State<Arc<Shared>>,
+    Authenticated(caller): Authenticated,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let request: ChatRequest = parse(&body, r#"{"message": "...", "run_id": "..." (optional)}"#)?;
+    if request.message.len() > MAX_MESSAGE_BYTES {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "message_too_large",
+            format!("a chat message may hold at most {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    let agent = agent(&shared);
+    let run = match request.run_id {
+        Some(id) => {
+            let id = RunId::from(id);
+            agent
+                .follow_up(&caller, &id, request.message, RunOptions::default())
+                .await
+        }
+        None => agent.run(&caller, request.message).await,
+    };
+    run.map(view).map_err(agent_error)
+}
+
+/// `GET /chat/{run}`: the caller's run as it stands.
+pub(crate) async fn show(
+    State(shared): State<Arc<Shared>>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let run = agent(&shared).get(&caller, &RunId::from(id));
+    run.map(view)
+        .ok_or_else(|| agent_error(AgentError::RunNotFound))
+}
+
+/// `POST /chat/{run}/resume`: `{"decisions": [{"call_id", "decision": "approve" | "deny",
+/// "reason"}]}`; the run's owner may send none, to go on after approvers decided through
+/// the approval routes.
+pub(crate) async fn resume(
+    State(shared): State<Arc<Shared>>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let shape = r#"{"decisions": [{"call_id": "...", "decision": "approve"}]}"#;
+    let request: ResumeRequest = parse(&body, shape)?;
+    let run = agent(&shared)
+        .resume(&caller, &RunId::from(id), request.decisions)
+        .await;
+    run.map(view).map_err(agent_error)
+}
+
+/// What a client sees of a run: its status, answer, waiting calls, the calls made (secrets
+/// redacted) and usage.
+fn view(run: Run) -> Response {
+    let body = json!({
+        "run_id": run.id(),
+        "status": run.status(),
+        "text": run.text(),
+        "pending": run.pending(),
+        "calls": run.calls(),
+        "usage": run.usage(),
+        "turns": run.turns(),
+    });
+    Json::<Value>(body).into_response()
+}
+
+fn agent_error(error: AgentError) -> ApiError {
+    let (status, code) = match &error {
+        AgentError::RunNotFound => (StatusCode::NOT_FOUND, "run_not_found"),
+        AgentError::NotWaiting { .. } => (StatusCode::CONFLICT, "run_not_waiting"),
+        AgentError::UnknownCall { .. } => (StatusCode::BAD_REQUEST, "unknown_call"),
+        AgentError::Decision { .. } => (StatusCode::CONFLICT, "decision_refused"),
+        _ => (StatusCode::CONFLICT, "run_conflict"),
+    };
+    ApiError::new(status, code, error.to_string())
+}
