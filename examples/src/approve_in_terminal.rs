@@ -3,11 +3,9 @@
 //!
 //! Run with `cargo run -p toolgate-examples --bin approve_in_terminal`.
 
-use std::io::{BufRead, Write};
-
 use serde_json::json;
-use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
 use toolgate::prelude::*;
+use toolgate_examples::terminal::ask_in_terminal;
 
 /// List the files of a folder.
 #[tool(permission = "user", read_only)]
@@ -22,39 +20,6 @@ fn list_files(folder: String) -> Vec<String> {
 #[tool(permission = "user", destructive)]
 fn delete_file(path: String) -> String {
     format!("deleted {path}")
-}
-
-/// Asks on the terminal; reading stdin blocks, so it happens on the blocking pool.
-async fn ask_in_terminal(request: ApprovalRequest) -> ApprovalAnswer {
-    let question = format!(
-        "{} wants to run `{}` with {} ({}). Allow? [y/N/always] ",
-        request.caller.id(),
-        request.tool.name,
-        request.arguments,
-        request.reason
-    );
-    let answer = tokio::task::spawn_blocking(move || {
-        print!("{question}");
-        let _ = std::io::stdout().flush();
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line.trim().to_lowercase()),
-        }
-    })
-    .await
-    .ok()
-    .flatten();
-    match answer.as_deref() {
-        Some("y" | "yes") => ApprovalAnswer::Approve,
-        Some("always") => ApprovalAnswer::ApproveAlways,
-        Some(_) => ApprovalAnswer::Deny {
-            reason: "the user said no".into(),
-        },
-        None => ApprovalAnswer::Deny {
-            reason: "no one answered".into(),
-        },
-    }
 }
 
 #[tokio::main]

@@ -2,3 +2,4 @@
 //! benchmark.
 
 pub mod clinic;
+pub mod terminal;

@@ -13,7 +13,7 @@ use axum::http::request::Parts;
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, Model};
 use toolgate::http::{AuthError, HttpOptions, agent_router};
-use toolgate::{Caller, Registry};
+use toolgate::{Caller, Registry, RegistryBuilder};
 
 pub use db::{Clinic, SEEDED_USERS};
 pub use tools::{Weekday, hours_for};
@@ -23,13 +23,17 @@ pub const ROLES: [&str; 4] = ["public", "customer", "staff", "admin"];
 
 /// The registry of the clinic's tools, with the clinic's data as state; only admins approve.
 pub fn registry(clinic: Arc<Clinic>) -> Result<Registry, toolgate::BuildError> {
+    registry_builder(clinic).build()
+}
+
+/// [`registry`], before it is built (to add an in-process approver, say).
+pub fn registry_builder(clinic: Arc<Clinic>) -> RegistryBuilder {
     Registry::builder()
         .roles(ROLES)
         .shared_state(clinic)
         .filter_linked(|tool| tool.group.as_deref() == Some(tools::GROUP))
         .approver_role("admin")
         .audit_sink(toolgate::audit::TracingSink)
-        .build()
 }
 
 /// The model behind `POST /chat`: any OpenAI-compatible server, from `CLINIC_MODEL_URL`

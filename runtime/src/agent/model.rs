@@ -153,3 +153,9 @@ impl<M: Model + ?Sized> Model for Arc<M> {
         (**self).respond(request)
     }
 }
+
+impl<M: Model + ?Sized> Model for Box<M> {
+    fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
+        (**self).respond(request)
+    }
+}
