@@ -113,6 +113,8 @@ pub enum AgentError {
     },
     /// A new run was given the id of one that exists.
     DuplicateId,
+    /// The run waits for approval of its calls: resume it before writing to it again.
+    AwaitingApproval,
 }
 
 impl std::fmt::Display for AgentError {
@@ -137,6 +139,9 @@ impl std::fmt::Display for AgentError {
                 )
             }
             AgentError::DuplicateId => f.write_str("a run with this id exists already"),
+            AgentError::AwaitingApproval => f.write_str(
+                "the run is waiting for approval of its calls; resume it before sending another message",
+            ),
         }
     }
 }
@@ -188,9 +193,8 @@ impl Agent {
     ) -> Result<Run, AgentError> {
         let mut run = self.take_own(caller, id)?;
         if let RunStatus::NeedsApproval { .. } = run.status {
-            let status = run.status.name();
             self.inner.store.put(run);
-            return Err(AgentError::NotWaiting { status });
+            return Err(AgentError::AwaitingApproval);
         }
         run.transcript.push(Message::User { text: input.into() });
         run.exchange_turns = 0;

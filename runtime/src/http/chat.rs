@@ -102,8 +102,14 @@ pub(crate) async fn resume(
     let request: ResumeRequest = parse(&body, shape)?;
     let run = agent(&shared)
         .resume(&caller, &RunId::from(id), request.decisions)
-        .await;
-    run.map(view).map_err(agent_error)
+        .await
+        .map_err(agent_error)?;
+    if run.caller().id() != caller.id() {
+        // An approver learns what came of its decisions, not the owner's conversation.
+        let body = json!({"run_id": run.id(), "status": run.status().name()});
+        return Ok(Json(body).into_response());
+    }
+    Ok(view(run))
 }
 
 /// What a client sees of a run: its status, answer, waiting calls, the calls made (secrets
@@ -127,6 +133,7 @@ fn agent_error(error: AgentError) -> ApiError {
         AgentError::NotWaiting { .. } => (StatusCode::CONFLICT, "run_not_waiting"),
         AgentError::UnknownCall { .. } => (StatusCode::BAD_REQUEST, "unknown_call"),
         AgentError::Decision { .. } => (StatusCode::CONFLICT, "decision_refused"),
+        AgentError::AwaitingApproval => (StatusCode::CONFLICT, "run_awaiting_approval"),
         _ => (StatusCode::CONFLICT, "run_conflict"),
     };
     ApiError::new(status, code, error.to_string())

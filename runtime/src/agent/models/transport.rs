@@ -140,10 +140,20 @@ impl Transport {
             if !stream {
                 request = request.timeout(self.settings.timeout);
             }
-            let failure = match request.send().await {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => self.refusal(response).await,
-                Err(error) => sending_failed(&error, url),
+            // A stream has no overall limit, but its headers must come in time.
+            let sent = tokio::time::timeout(self.settings.timeout, request.send()).await;
+            let failure = match sent {
+                Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+                Ok(Ok(response)) => self.refusal(response).await,
+                Ok(Err(error)) => sending_failed(&error, url),
+                Err(_) => Failure {
+                    error: ModelError::new(
+                        ModelErrorKind::Timeout,
+                        format!("the model server at {url} did not answer in time"),
+                    ),
+                    retryable: false,
+                    retry_after: None,
+                },
             };
             let wait = failure.retry_after(self, attempt);
             match wait {
