@@ -24,6 +24,7 @@
 //! ```
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -159,15 +160,18 @@ pub enum EventKind {
 }
 
 /// The registry's event channel.
-#[derive(Clone)]
 pub(crate) struct EventBus {
     sender: broadcast::Sender<Arc<Event>>,
+    /// Whether anyone ever subscribed: until then, a call does not even look (counting the
+    /// receivers takes a lock).
+    watched: AtomicBool,
 }
 
 impl Default for EventBus {
     fn default() -> Self {
         EventBus {
             sender: broadcast::Sender::new(CAPACITY),
+            watched: AtomicBool::new(false),
         }
     }
 }
@@ -175,7 +179,7 @@ impl Default for EventBus {
 impl EventBus {
     /// Sends an event, made only when someone listens (calls pay nothing otherwise).
     pub(crate) fn publish(&self, make: impl FnOnce() -> (String, Option<String>, EventKind)) {
-        if self.sender.receiver_count() == 0 {
+        if !self.watched.load(Ordering::Acquire) || self.sender.receiver_count() == 0 {
             return;
         }
         let (caller, run, kind) = make();
@@ -190,6 +194,7 @@ impl EventBus {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.watched.store(true, Ordering::Release);
         self.sender.subscribe()
     }
 }
