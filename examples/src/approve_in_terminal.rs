@@ -26,6 +26,9 @@ fn delete_file(path: String) -> String {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder()
         .roles(["user"])
+        // The examples' library (linked for its terminal approver) brings the clinic's
+        // `#[tool]`s too; this program wants only its own.
+        .filter_linked(|tool| tool.group.is_none())
         .approver("terminal", ask_in_terminal)
         .build()?;
     let caller = Caller::new("assistant", "user");
