@@ -11,7 +11,7 @@ use agent::{Ran, builder};
 use serde_json::{Value, json};
 use toolgate::Caller;
 use toolgate::agent::models::{Anthropic, Gemini, HttpSettings, OpenAiChat, OpenAiResponses};
-use toolgate::agent::{Agent, CallDecision, Model, ModelErrorKind, RunStatus};
+use toolgate::agent::{Agent, CallDecision, Model, ModelError, ModelErrorKind, Run, RunStatus};
 use toolgate::events::EventKind;
 
 fn customer() -> Caller {
@@ -29,6 +29,14 @@ fn quick_retries() -> HttpSettings {
         max_retries: 2,
         initial_backoff: Duration::from_millis(1),
         ..HttpSettings::default()
+    }
+}
+
+/// Why the run's model failed; any other status fails the test.
+fn model_failure(run: &Run) -> &ModelError {
+    match run.status() {
+        RunStatus::ModelFailed { error } => error,
+        other => panic!("expected model_failed, got {other:?}"),
     }
 }
 
@@ -380,9 +388,7 @@ async fn a_server_that_keeps_failing_ends_the_run_with_its_status_and_body_after
         .run(&customer(), "hi")
         .await
         .unwrap();
-    let RunStatus::ModelFailed { error } = run.status() else {
-        panic!("{:?}", run.status())
-    };
+    let error = model_failure(&run);
     assert_eq!(error.kind, ModelErrorKind::Status);
     assert_eq!(error.status, Some(500));
     assert!(
@@ -407,9 +413,7 @@ async fn a_retry_after_beyond_the_limit_is_not_waited_for() {
         .run(&customer(), "hi")
         .await
         .unwrap();
-    let RunStatus::ModelFailed { error } = run.status() else {
-        panic!("{:?}", run.status())
-    };
+    let error = model_failure(&run);
     assert_eq!(error.kind, ModelErrorKind::RateLimited);
     assert_eq!(server.requests().len(), 1);
 }
@@ -423,9 +427,7 @@ async fn a_client_error_is_not_retried_and_garbage_is_reported_as_malformed() {
         .run(&customer(), "hi")
         .await
         .unwrap();
-    let RunStatus::ModelFailed { error } = run.status() else {
-        panic!()
-    };
+    let error = model_failure(&run);
     assert_eq!(
         (error.kind, error.status),
         (ModelErrorKind::Status, Some(400))
@@ -443,9 +445,7 @@ async fn a_client_error_is_not_retried_and_garbage_is_reported_as_malformed() {
             .run(&customer(), "hi")
             .await
             .unwrap();
-        let RunStatus::ModelFailed { error } = run.status() else {
-            panic!("{garbage}")
-        };
+        let error = model_failure(&run);
         assert_eq!(error.kind, ModelErrorKind::Malformed, "{garbage}: {error}");
     }
     let unreachable = OpenAiChat::new("http://127.0.0.1:9", "m").http(quick_retries());
@@ -453,9 +453,7 @@ async fn a_client_error_is_not_retried_and_garbage_is_reported_as_malformed() {
         .run(&customer(), "hi")
         .await
         .unwrap();
-    let RunStatus::ModelFailed { error } = run.status() else {
-        panic!()
-    };
+    let error = model_failure(&run);
     assert_eq!(error.kind, ModelErrorKind::Connect);
 }
 

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::transport::{Answer, HttpSettings, Transport};
-use super::{count, error_in_body, headers, join, with_params};
-use crate::agent::message::{Message, ModelCall, outcomes};
+use super::endpoint::{Endpoint, endpoint_setters};
+use super::transport::Answer;
+use super::{count, error_in_body, headers, reply};
+use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
     Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
 };
@@ -29,36 +30,24 @@ const API_VERSION: &str = "2023-06-01";
 /// ```
 #[derive(Debug, Clone)]
 pub struct Anthropic {
-    transport: Transport,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
+    endpoint: Endpoint,
     max_tokens: u32,
     strict: bool,
     stream: bool,
-    params: Map<String, Value>,
 }
 
 impl Anthropic {
     /// A client of the server at `base_url` (`https://api.anthropic.com`) for `model`.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Anthropic {
-            transport: Transport::new(HttpSettings::default()),
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
+            endpoint: Endpoint::new(base_url.into(), model.into()),
             max_tokens: 1024,
             strict: false,
             stream: false,
-            params: Map::new(),
         }
     }
 
-    /// Sends `x-api-key: <key>`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
+    endpoint_setters!("Sends `x-api-key: <key>`.", "`temperature`");
 
     /// Most tokens per reply (the API requires a value; default 1024).
     pub fn max_tokens(mut self, tokens: u32) -> Self {
@@ -78,22 +67,9 @@ impl Anthropic {
         self
     }
 
-    /// An extra field of every request, e.g. `temperature`.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// Timeouts, retries and size limits.
-    pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.transport = Transport::new(settings);
-        self
-    }
-
     fn body(&self, request: &ModelRequest<'_>) -> Value {
         let messages: Vec<Value> = request.messages.iter().map(write_message).collect();
-        let mut body =
-            json!({"model": self.model, "max_tokens": self.max_tokens, "messages": messages});
+        let mut body = json!({"model": self.endpoint.model, "max_tokens": self.max_tokens, "messages": messages});
         if let Some(system) = request.system {
             body["system"] = json!(system);
         }
@@ -103,24 +79,33 @@ impl Anthropic {
         if self.stream {
             body["stream"] = json!(true);
         }
-        with_params(body, &self.params)
+        self.endpoint.with_params(body)
     }
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
-        let url = join(&self.base_url, "v1/messages");
+        let url = self.endpoint.url("v1/messages");
         let mut pairs = vec![("anthropic-version", API_VERSION)];
-        if let Some(key) = &self.api_key {
+        if let Some(key) = &self.endpoint.api_key {
             pairs.push(("x-api-key", key));
         }
         let headers = headers(&pairs)?;
         let body = self.body(&request);
         if self.stream {
-            return match self.transport.post_events(&url, &headers, &body).await? {
+            return match self
+                .endpoint
+                .transport
+                .post_events(&url, &headers, &body)
+                .await?
+            {
                 Answer::Stream(events) => read_stream(events, request.on_delta).await,
                 Answer::Whole(answer) => read_message(&answer),
             };
         }
-        let answer = self.transport.post_json(&url, &headers, &body).await?;
+        let answer = self
+            .endpoint
+            .transport
+            .post_json(&url, &headers, &body)
+            .await?;
         read_message(&answer)
     }
 }
@@ -164,15 +149,12 @@ fn read_message(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usage");
-    Ok(ModelReply {
-        text: (!text.is_empty()).then_some(text),
-        calls: calls.iter().map(ModelCall::from).collect(),
-        usage: Usage {
-            input_tokens: count(usage, "input_tokens"),
-            output_tokens: count(usage, "output_tokens"),
-        },
-        correction: None,
-    })
+    Ok(reply(
+        text,
+        &calls,
+        usage,
+        ("input_tokens", "output_tokens"),
+    ))
 }
 
 /// A content block being streamed.

@@ -1,12 +1,12 @@
 //! Gemini's `generateContent`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::transport::{HttpSettings, Transport};
-use super::{count, error_in_body, headers, join, with_params};
-use crate::agent::message::{Message, ModelCall, outcomes};
+use super::endpoint::{Endpoint, endpoint_setters};
+use super::{error_in_body, headers, reply};
+use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
-    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
 };
 use crate::formats::gemini;
 
@@ -21,42 +21,18 @@ use crate::formats::gemini;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Gemini {
-    transport: Transport,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
-    params: Map<String, Value>,
+    endpoint: Endpoint,
 }
 
 impl Gemini {
     /// A client of the server at `base_url` for `model`.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Gemini {
-            transport: Transport::new(HttpSettings::default()),
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
-            params: Map::new(),
+            endpoint: Endpoint::new(base_url.into(), model.into()),
         }
     }
 
-    /// Sends `x-goog-api-key: <key>`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// An extra field of every request, e.g. `generationConfig`.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// Timeouts, retries and size limits.
-    pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.transport = Transport::new(settings);
-        self
-    }
+    endpoint_setters!("Sends `x-goog-api-key: <key>`.", "`generationConfig`");
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
         let contents: Vec<Value> = request.messages.iter().map(write_message).collect();
@@ -67,17 +43,18 @@ impl Gemini {
         if !request.tools.is_empty() {
             body["tools"] = gemini::tools(request.tools);
         }
-        with_params(body, &self.params)
+        self.endpoint.with_params(body)
     }
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
-        let path = format!("v1beta/models/{}:generateContent", self.model);
-        let url = join(&self.base_url, &path);
-        let headers = match &self.api_key {
+        let path = format!("v1beta/models/{}:generateContent", self.endpoint.model);
+        let url = self.endpoint.url(&path);
+        let headers = match &self.endpoint.api_key {
             Some(key) => headers(&[("x-goog-api-key", key)])?,
             None => headers(&[])?,
         };
         let answer = self
+            .endpoint
             .transport
             .post_json(&url, &headers, &self.body(&request))
             .await?;
@@ -138,13 +115,10 @@ fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usageMetadata");
-    Ok(ModelReply {
-        text: (!text.is_empty()).then_some(text),
-        calls: calls.iter().map(ModelCall::from).collect(),
-        usage: Usage {
-            input_tokens: count(usage, "promptTokenCount"),
-            output_tokens: count(usage, "candidatesTokenCount"),
-        },
-        correction: None,
-    })
+    Ok(reply(
+        text,
+        &calls,
+        usage,
+        ("promptTokenCount", "candidatesTokenCount"),
+    ))
 }

@@ -13,6 +13,7 @@
 //! with the status and the provider's own error body.
 
 mod anthropic;
+mod endpoint;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
@@ -25,7 +26,7 @@ pub use openai_responses::OpenAiResponses;
 pub use transport::HttpSettings;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::model::ModelError;
 
@@ -56,16 +57,6 @@ fn join(base: &str, path: &str) -> String {
     )
 }
 
-/// Adds the extra request fields (temperature, max tokens, ...) to a body.
-fn with_params(mut body: Value, params: &Map<String, Value>) -> Value {
-    if let Value::Object(object) = &mut body {
-        for (key, value) in params {
-            object.insert(key.clone(), value.clone());
-        }
-    }
-    body
-}
-
 /// The provider's error object in a 200 answer, if it sent one.
 fn error_in_body(body: &Value) -> Option<ModelError> {
     let error = body.get("error").filter(|error| !error.is_null())?;
@@ -78,6 +69,25 @@ fn error_in_body(body: &Value) -> Option<ModelError> {
         super::model::ModelErrorKind::Provider,
         format!("the model server answered with an error: {message}"),
     ))
+}
+
+/// A reply: its text (none when empty), the calls the [`formats`](crate::formats) readers
+/// found, and the tokens from a usage object under the provider's two key names.
+fn reply(
+    text: String,
+    calls: &[crate::ToolCall],
+    usage: Option<&Value>,
+    (input, output): (&str, &str),
+) -> super::model::ModelReply {
+    super::model::ModelReply {
+        text: (!text.is_empty()).then_some(text),
+        calls: calls.iter().map(super::message::ModelCall::from).collect(),
+        usage: super::model::Usage {
+            input_tokens: count(usage, input),
+            output_tokens: count(usage, output),
+        },
+        correction: None,
+    }
 }
 
 /// A count from a usage object.

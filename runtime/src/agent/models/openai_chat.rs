@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::transport::{Answer, HttpSettings, Transport};
-use super::{count, error_in_body, headers, join, with_params};
+use super::endpoint::{Endpoint, endpoint_setters};
+use super::transport::Answer;
+use super::{count, error_in_body, reply};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest, Usage};
 use crate::formats::openai;
@@ -24,34 +25,25 @@ use crate::formats::openai;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiChat {
-    transport: Transport,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
+    endpoint: Endpoint,
     strict: bool,
     stream: bool,
-    params: Map<String, Value>,
 }
 
 impl OpenAiChat {
     /// A client of the server at `base_url` (e.g. `https://api.openai.com/v1`) for `model`.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiChat {
-            transport: Transport::new(HttpSettings::default()),
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
+            endpoint: Endpoint::new(base_url.into(), model.into()),
             strict: false,
             stream: false,
-            params: Map::new(),
         }
     }
 
-    /// Sends `Authorization: Bearer <key>`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
+    endpoint_setters!(
+        "Sends `Authorization: Bearer <key>`.",
+        "`temperature` or `max_tokens`"
+    );
 
     /// Sends strict-mode schemas where a tool allows it.
     pub fn strict(mut self, strict: bool) -> Self {
@@ -65,18 +57,6 @@ impl OpenAiChat {
         self
     }
 
-    /// An extra field of every request, e.g. `temperature` or `max_tokens`.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// Timeouts, retries and size limits.
-    pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.transport = Transport::new(settings);
-        self
-    }
-
     fn body(&self, request: &ModelRequest<'_>) -> Value {
         let mut messages = Vec::new();
         if let Some(system) = request.system {
@@ -85,7 +65,7 @@ impl OpenAiChat {
         for message in request.messages {
             write_message(message, &mut messages);
         }
-        let mut body = json!({"model": self.model, "messages": messages});
+        let mut body = json!({"model": self.endpoint.model, "messages": messages});
         if !request.tools.is_empty() {
             body["tools"] = openai::chat_tools(request.tools, self.strict);
         }
@@ -93,24 +73,29 @@ impl OpenAiChat {
             body["stream"] = json!(true);
             body["stream_options"] = json!({"include_usage": true});
         }
-        with_params(body, &self.params)
+        self.endpoint.with_params(body)
     }
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
-        let url = join(&self.base_url, "chat/completions");
-        let bearer = self.api_key.as_ref().map(|key| format!("Bearer {key}"));
-        let headers = match &bearer {
-            Some(bearer) => headers(&[("authorization", bearer)])?,
-            None => headers(&[])?,
-        };
+        let url = self.endpoint.url("chat/completions");
+        let headers = self.endpoint.bearer()?;
         let body = self.body(&request);
         if self.stream {
-            return match self.transport.post_events(&url, &headers, &body).await? {
+            return match self
+                .endpoint
+                .transport
+                .post_events(&url, &headers, &body)
+                .await?
+            {
                 Answer::Stream(events) => read_stream(events, request.on_delta).await,
                 Answer::Whole(answer) => read_completion(&answer),
             };
         }
-        let answer = self.transport.post_json(&url, &headers, &body).await?;
+        let answer = self
+            .endpoint
+            .transport
+            .post_json(&url, &headers, &body)
+            .await?;
         read_completion(&answer)
     }
 }
@@ -152,19 +137,16 @@ fn read_completion(answer: &Value) -> Result<ModelReply, ModelError> {
     let calls = openai::calls_from_chat(message)
         .map_err(|error| ModelError::malformed(error.to_string()))?;
     let usage = answer.get("usage");
-    Ok(ModelReply {
-        text: message
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|text| !text.is_empty())
-            .map(str::to_owned),
-        calls: calls.iter().map(ModelCall::from).collect(),
-        usage: Usage {
-            input_tokens: count(usage, "prompt_tokens"),
-            output_tokens: count(usage, "completion_tokens"),
-        },
-        correction: None,
-    })
+    let text = message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Ok(reply(
+        text.to_owned(),
+        &calls,
+        usage,
+        ("prompt_tokens", "completion_tokens"),
+    ))
 }
 
 /// A call being streamed.

@@ -1,12 +1,12 @@
 //! The OpenAI Responses API.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::transport::{HttpSettings, Transport};
-use super::{count, error_in_body, headers, join, with_params};
-use crate::agent::message::{Message, ModelCall, outcomes};
+use super::endpoint::{Endpoint, endpoint_setters};
+use super::{error_in_body, reply};
+use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
-    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+    Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
 };
 use crate::formats::openai;
 
@@ -21,48 +21,27 @@ use crate::formats::openai;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiResponses {
-    transport: Transport,
-    base_url: String,
-    model: String,
-    api_key: Option<String>,
+    endpoint: Endpoint,
     strict: bool,
-    params: Map<String, Value>,
 }
 
 impl OpenAiResponses {
     /// A client of the server at `base_url` for `model`.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiResponses {
-            transport: Transport::new(HttpSettings::default()),
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
+            endpoint: Endpoint::new(base_url.into(), model.into()),
             strict: false,
-            params: Map::new(),
         }
     }
 
-    /// Sends `Authorization: Bearer <key>`.
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
+    endpoint_setters!(
+        "Sends `Authorization: Bearer <key>`.",
+        "`temperature` or `max_output_tokens`"
+    );
 
     /// Sends strict-mode schemas where a tool allows it.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
-        self
-    }
-
-    /// An extra field of every request, e.g. `temperature` or `max_output_tokens`.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// Timeouts, retries and size limits.
-    pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.transport = Transport::new(settings);
         self
     }
 
@@ -71,24 +50,21 @@ impl OpenAiResponses {
         for message in request.messages {
             write_message(message, &mut input);
         }
-        let mut body = json!({"model": self.model, "input": input, "store": false});
+        let mut body = json!({"model": self.endpoint.model, "input": input, "store": false});
         if let Some(system) = request.system {
             body["instructions"] = json!(system);
         }
         if !request.tools.is_empty() {
             body["tools"] = openai::responses_tools(request.tools, self.strict);
         }
-        with_params(body, &self.params)
+        self.endpoint.with_params(body)
     }
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
-        let url = join(&self.base_url, "responses");
-        let bearer = self.api_key.as_ref().map(|key| format!("Bearer {key}"));
-        let headers = match &bearer {
-            Some(bearer) => headers(&[("authorization", bearer)])?,
-            None => headers(&[])?,
-        };
+        let url = self.endpoint.url("responses");
+        let headers = self.endpoint.bearer()?;
         let answer = self
+            .endpoint
             .transport
             .post_json(&url, &headers, &self.body(&request))
             .await?;
@@ -148,13 +124,10 @@ fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usage");
-    Ok(ModelReply {
-        text: (!text.is_empty()).then_some(text),
-        calls: calls.iter().map(ModelCall::from).collect(),
-        usage: Usage {
-            input_tokens: count(usage, "input_tokens"),
-            output_tokens: count(usage, "output_tokens"),
-        },
-        correction: None,
-    })
+    Ok(reply(
+        text,
+        &calls,
+        usage,
+        ("input_tokens", "output_tokens"),
+    ))
 }
