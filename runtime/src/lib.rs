@@ -90,11 +90,13 @@ pub mod rate_limits;
 mod registry;
 mod roles;
 mod schema;
+pub mod search;
 mod static_tool;
 mod sync;
 mod template;
 mod time;
 mod tool;
+pub mod tool_search;
 mod validation;
 
 #[doc(hidden)]
@@ -107,8 +109,8 @@ pub use context::{CallId, CancellationToken, FromContext, State, StateRequiremen
 pub use definition::{Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name};
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
-    BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, Registry, RegistryBuilder,
-    ToolList,
+    BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, DEFAULT_SUGGESTION_THRESHOLD,
+    Registry, RegistryBuilder, ToolList,
 };
 pub use roles::Roles;
 pub use template::{ConfiguredTool, ToolTemplate};

@@ -14,6 +14,7 @@
 //! of it. Ids are kept end to end, and every writer gives one result per outcome, in order.
 
 pub mod anthropic;
+mod deferred;
 mod error;
 mod free_text;
 pub mod gemini;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+pub use deferred::{NoNativeToolSearch, deferred_tools};
 pub use error::{FormatError, FormatErrorKind};
 pub use free_text::calls_from_text;
 pub use schema::Incompatibility;

@@ -18,6 +18,7 @@ use crate::registry::problems::{BuildError, BuildProblem};
 use crate::registry::snapshot::{Candidate, Handler, Snapshot};
 use crate::registry::{Config, Registry};
 use crate::roles::Roles;
+use crate::search::{Bm25Index, Scorer, SearchIndex};
 use crate::static_tool::linked_tools;
 use crate::tool::Tool;
 
@@ -64,7 +65,14 @@ pub struct RegistryBuilder {
     history_capacity: usize,
     expected_tools: Vec<String>,
     expected_groups: Vec<String>,
+    scorer: Option<Box<dyn Scorer>>,
+    suggestion_threshold: f64,
 }
+
+/// The least [relevance](crate::search::Scored::relevance) a tool needs to be suggested, by
+/// default: chosen with `search_eval` (see the README for what it costs in missed tools and
+/// wrong suggestions).
+pub const DEFAULT_SUGGESTION_THRESHOLD: f64 = 0.3;
 
 impl Default for RegistryBuilder {
     fn default() -> Self {
@@ -92,6 +100,8 @@ impl Default for RegistryBuilder {
             history_capacity: 1000,
             expected_tools: Vec::new(),
             expected_groups: Vec::new(),
+            scorer: None,
+            suggestion_threshold: DEFAULT_SUGGESTION_THRESHOLD,
         }
     }
 }
@@ -307,6 +317,20 @@ impl RegistryBuilder {
         self
     }
 
+    /// Ranks tools for [`Registry::search`] with `scorer` instead of the built-in
+    /// [`Bm25Index`] (e.g. with embeddings, or a blend of both).
+    pub fn search_scorer(mut self, scorer: impl Scorer) -> Self {
+        self.scorer = Some(Box::new(scorer));
+        self
+    }
+
+    /// The least [relevance](crate::search::Scored::relevance), from 0 to 1, of a tool that
+    /// [`Registry::suggest`] offers (default [`DEFAULT_SUGGESTION_THRESHOLD`]).
+    pub fn suggestion_threshold(mut self, threshold: f64) -> Self {
+        self.suggestion_threshold = threshold.clamp(0.0, 1.0);
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -377,6 +401,11 @@ impl RegistryBuilder {
             batch_mode: self.batch_mode,
             reveal_hidden: self.reveal_hidden,
             providers: self.providers,
+            search: SearchIndex::new(
+                self.scorer
+                    .unwrap_or_else(|| Box::new(Bm25Index::default())),
+            ),
+            suggestion_threshold: self.suggestion_threshold,
             governance: Governance {
                 policy: self.policy,
                 approver: self.approver,

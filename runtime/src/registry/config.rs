@@ -17,6 +17,7 @@ use crate::rate_limits::RateLimits;
 use crate::registry::BatchMode;
 use crate::registry::snapshot::{Entry, Rules};
 use crate::roles::Roles;
+use crate::search::SearchIndex;
 use crate::sync::lock;
 
 /// Settings fixed at build time.
@@ -29,6 +30,9 @@ pub(crate) struct Config {
     pub(crate) batch_mode: BatchMode,
     pub(crate) reveal_hidden: bool,
     pub(crate) providers: Vec<Provider>,
+    /// Every tool, for search; changed with the tools.
+    pub(crate) search: SearchIndex,
+    pub(crate) suggestion_threshold: f64,
     pub(crate) governance: Governance,
 }
 

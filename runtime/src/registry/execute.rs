@@ -22,7 +22,8 @@ use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
 use crate::registry::record::{Trail, finish};
-use crate::registry::snapshot::{Entry, Snapshot};
+use crate::registry::snapshot::{Entry, RoleView, Snapshot};
+use crate::search::{bounded, did_you_mean};
 use crate::tool::ToolResult;
 
 /// Who is calling and how.
@@ -135,18 +136,51 @@ pub(crate) fn find<'s>(
             format!("the tool `{name}` exists, but your role may not use it"),
         ));
     }
+    // The same answer whether the tool is hidden or does not exist: only visible tools are
+    // named or suggested.
+    let Some(view) = snapshot.view(rank).filter(|view| !view.tools.is_empty()) else {
+        let name = clip(name, MAX_QUOTED);
+        let message = format!("there is no tool named `{name}`, and no tools are available");
+        return Err(ToolError::new(ErrorCode::UnknownTool, message));
+    };
+    let suggested = suggestions(config, snapshot, rank, view, name);
     let name = clip(name, MAX_QUOTED);
-    // The same answer whether the tool is hidden or does not exist.
-    let available = snapshot
-        .view(rank)
-        .map(|view| Arc::clone(&view.names))
-        .unwrap_or_default();
-    let message = if available.is_empty() {
-        format!("there is no tool named `{name}`, and no tools are available")
-    } else {
-        format!("there is no tool named `{name}`; the available tools are {available}")
+    let available = &view.names;
+    let message = match suggested.as_slice() {
+        [] => format!("there is no tool named `{name}`; the available tools are {available}"),
+        names => format!(
+            "there is no tool named `{name}`; did you mean {}? The available tools are {available}",
+            quoted_alternatives(names)
+        ),
     };
     Err(ToolError::new(ErrorCode::UnknownTool, message))
+}
+
+/// Visible names close to `name`: alike in spelling, or found by searching its words.
+fn suggestions(
+    config: &Config,
+    snapshot: &Snapshot,
+    rank: Option<usize>,
+    view: &RoleView,
+    name: &str,
+) -> Vec<String> {
+    let name = bounded(name, false);
+    let searched = rank
+        .map(|rank| config.search.search(name, rank, 3))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|scored| snapshot.visible(rank, &scored.name).is_some())
+        .map(|scored| scored.name)
+        .collect();
+    did_you_mean(name, &view.tools, searched)
+}
+
+fn quoted_alternatives(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// Runs the tool in the calling task, racing it against its timeout and the caller's

@@ -9,6 +9,7 @@ mod govern;
 mod problems;
 mod record;
 mod resume;
+mod search;
 mod snapshot;
 
 use std::collections::BTreeSet;
@@ -19,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 pub use batch::{BatchMode, BatchOptions, CallOptions};
-pub use builder::RegistryBuilder;
+pub use builder::{DEFAULT_SUGGESTION_THRESHOLD, RegistryBuilder};
 pub use problems::{BuildError, BuildProblem};
 
 use crate::approval::{PendingCall, TicketError};
@@ -82,6 +83,17 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// A registry reference that does not keep it alive: for tools the registry holds that need
+/// the registry (a strong one would be a cycle).
+#[derive(Clone)]
+pub(crate) struct WeakRegistry(std::sync::Weak<Inner>);
+
+impl WeakRegistry {
+    pub(crate) fn upgrade(&self) -> Option<Registry> {
+        self.0.upgrade().map(|inner| Registry { inner })
+    }
+}
+
 impl Registry {
     /// Starts configuring a registry.
     pub fn builder() -> RegistryBuilder {
@@ -89,6 +101,7 @@ impl Registry {
     }
 
     fn from_parts(config: Config, snapshot: Snapshot) -> Self {
+        search::index_all(&config, &snapshot);
         let (version, _) = watch::channel(0);
         Registry {
             inner: Arc::new(Inner {
@@ -110,6 +123,10 @@ impl Registry {
             );
         }
         rank
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry(Arc::downgrade(&self.inner))
     }
 
     /// The role hierarchy.
@@ -394,6 +411,7 @@ impl Registry {
         }
         let snapshot = Snapshot::assemble(&self.inner.config.rules(), entries, candidates)
             .map_err(BuildError::new)?;
+        search::index_changes(&self.inner.config, &current, &snapshot);
         self.inner.snapshot.store(Arc::new(snapshot));
         self.inner.version.send_modify(|version| *version += 1);
         Ok(())

