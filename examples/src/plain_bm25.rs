@@ -49,13 +49,24 @@ impl Scorer for PlainBm25 {
         let doc = self.next;
         self.next += 1;
         for (term, count) in &counts {
-            self.postings.entry(term.clone()).or_default().push((doc, *count));
+            self.postings
+                .entry(term.clone())
+                .or_default()
+                .push((doc, *count));
         }
         self.total_length += all.len();
         self.by_name.insert(tool.name.clone(), doc);
         let terms = counts.into_keys().collect();
         let name = tool.name.clone();
-        self.docs.insert(doc, Doc { name, level, length: all.len(), terms });
+        self.docs.insert(
+            doc,
+            Doc {
+                name,
+                level,
+                length: all.len(),
+                terms,
+            },
+        );
     }
 
     fn remove(&mut self, name: &str) {
@@ -102,7 +113,11 @@ impl Scorer for PlainBm25 {
                 relevance: 0.0,
             })
             .collect();
-        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.name.cmp(&b.name))
+        });
         scored.truncate(limit);
         scored
     }

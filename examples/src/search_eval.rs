@@ -15,10 +15,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
-use serde_json::json;
-use toolgate::search::Scorer;
-use toolgate::{Caller, FnTool, Registry, ToolDefinition, ToolError};
-use toolgate_examples::bfcl::{self, Dataset, Question};
+use toolgate::{Caller, Registry};
+use toolgate_examples::bfcl::{self, Dataset, Question, gold_rank, recall, registry};
 use toolgate_examples::plain_bm25::PlainBm25;
 
 #[derive(Parser)]
@@ -34,8 +32,6 @@ struct Options {
     #[arg(long, default_value_t = 0)]
     misses: usize,
 }
-
-const KS: [usize; 4] = [1, 3, 5, 10];
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), String> {
@@ -53,10 +49,16 @@ async fn main() -> Result<(), String> {
         dir.display()
     );
     let caller = Caller::new("eval", "public");
-    let (plain, _) = registry(&data.tools, Some(Box::new(PlainBm25::default())))?;
-    let (ours, build) = registry(&data.tools, None)?;
+    let plain = registry(&data.tools, Some(Box::new(PlainBm25::default())))
+        .map_err(|error| error.to_string())?;
+    let started = Instant::now();
+    let ours = registry(&data.tools, None).map_err(|error| error.to_string())?;
+    let build = started.elapsed().as_secs_f64() * 1000.0;
     println!("registry with search index built in {build:.1} ms\n");
-    println!("{:<12} {:>6} {:>6} {:>6} {:>6}", "", "R@1", "R@3", "R@5", "R@10");
+    println!(
+        "{:<12} {:>6} {:>6} {:>6} {:>6}",
+        "", "R@1", "R@3", "R@5", "R@10"
+    );
     for (label, registry) in [("plain BM25", &plain), ("toolgate", &ours)] {
         let recall = recall(registry, &caller, &data.questions);
         let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
@@ -67,61 +69,13 @@ async fn main() -> Result<(), String> {
     Ok(())
 }
 
-fn registry(
-    tools: &[ToolDefinition],
-    scorer: Option<Box<dyn Scorer>>,
-) -> Result<(Registry, f64), String> {
-    let started = Instant::now();
-    let mut builder = Registry::builder().roles(["public"]).linked_tools(false);
-    if let Some(scorer) = scorer {
-        builder = builder.search_scorer(BoxedScorer(scorer));
-    }
-    for tool in tools {
-        let run = |_, _| async { Ok::<_, ToolError>(json!("measured, not run")) };
-        builder = builder.tool(FnTool::new(tool.clone(), run));
-    }
-    let registry = builder.build().map_err(|error| error.to_string())?;
-    Ok((registry, started.elapsed().as_secs_f64() * 1000.0))
-}
-
-struct BoxedScorer(Box<dyn Scorer>);
-
-impl Scorer for BoxedScorer {
-    fn insert(&mut self, tool: &ToolDefinition, level: usize) {
-        self.0.insert(tool, level);
-    }
-    fn remove(&mut self, name: &str) {
-        self.0.remove(name);
-    }
-    fn search(&self, query: &str, level: usize, limit: usize) -> Vec<toolgate::search::Scored> {
-        self.0.search(query, level, limit)
-    }
-}
-
-/// The rank (0-based) of the first gold tool in the top ten, if any.
-fn gold_rank(registry: &Registry, caller: &Caller, question: &Question) -> Option<usize> {
-    registry
-        .search(caller, &question.text, 10)
-        .iter()
-        .position(|hit| question.gold.contains(&hit.definition.name))
-}
-
-fn recall(registry: &Registry, caller: &Caller, questions: &[Question]) -> [f64; 4] {
-    let mut found = [0usize; 4];
-    for question in questions {
-        if let Some(rank) = gold_rank(registry, caller, question) {
-            for (slot, k) in found.iter_mut().zip(KS) {
-                *slot += usize::from(rank < k);
-            }
-        }
-    }
-    found.map(|count| count as f64 / questions.len().max(1) as f64)
-}
-
 /// At several thresholds: how often `suggest` offers a gold tool (top five) for a question,
 /// and how often it offers anything for a question that fits no tool.
 fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
-    println!("\nsuggest(k = 5) by relevance threshold (default {}):", toolgate::DEFAULT_SUGGESTION_THRESHOLD);
+    println!(
+        "\nsuggest(k = 5) by relevance threshold (default {}):",
+        toolgate::DEFAULT_SUGGESTION_THRESHOLD
+    );
     let mut header = format!("{:<10} {:>14}", "threshold", "gold offered");
     for (category, _) in &data.irrelevance {
         header.push_str(&format!(" {:>22}", format!("wrong: {category}")));
@@ -150,13 +104,17 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
         .map(|(_, texts)| texts.iter().map(|text| best(text)).collect())
         .collect();
     for threshold in [0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5] {
-        let offered = gold_relevance.iter().filter(|r| r.is_some_and(|r| r >= threshold)).count();
+        let offered = gold_relevance
+            .iter()
+            .filter(|r| r.is_some_and(|r| r >= threshold))
+            .count();
         let mut row = format!(
             "{threshold:<10} {:>14.3}",
             offered as f64 / gold_relevance.len().max(1) as f64
         );
         for best in &wrong {
-            let share = best.iter().filter(|r| **r >= threshold).count() as f64 / best.len().max(1) as f64;
+            let share =
+                best.iter().filter(|r| **r >= threshold).count() as f64 / best.len().max(1) as f64;
             row.push_str(&format!(" {share:>22.3}"));
         }
         println!("{row}");
@@ -174,7 +132,11 @@ fn misses(registry: &Registry, caller: &Caller, questions: &[Question], count: u
             .map(|hit| format!("{} ({:.2})", hit.definition.name, hit.score))
             .collect();
         let text: String = question.text.chars().take(160).collect();
-        println!("\n{}: {text}\n  gold: {:?}\n  found: {}", question.id, question.gold, found.join(", "));
+        println!(
+            "\n{}: {text}\n  gold: {:?}\n  found: {}",
+            question.id,
+            question.gold,
+            found.join(", ")
+        );
     }
 }
-

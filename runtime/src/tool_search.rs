@@ -124,7 +124,10 @@ impl Tool for SearchTools {
         let format = self.format;
         Box::pin(async move {
             let registry = registry.ok_or_else(|| {
-                ToolError::new(ErrorCode::ExecutionFailed, "the tool registry is shutting down")
+                ToolError::new(
+                    ErrorCode::ExecutionFailed,
+                    "the tool registry is shutting down",
+                )
             })?;
             let arguments: SearchArguments = serde_json::from_value(arguments)
                 .map_err(|error| ToolError::new(ErrorCode::InvalidArguments, error.to_string()))?;
@@ -141,10 +144,7 @@ fn found_tools(
     caller: &Caller,
     arguments: &SearchArguments,
 ) -> Vec<Arc<ToolDefinition>> {
-    let limit = arguments
-        .limit
-        .unwrap_or(DEFAULT_LIMIT)
-        .clamp(1, MAX_LIMIT);
+    let limit = arguments.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     registry
         .search(caller, &arguments.query, limit + 1)
         .into_iter()

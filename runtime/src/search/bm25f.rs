@@ -201,7 +201,11 @@ impl Scorer for Bm25Index {
                 continue;
             };
             let frequency = sum_to(&self.frequencies[id as usize], level);
-            let idf = if frequency == 0 { idf_unknown } else { idf(stats.docs, frequency) };
+            let idf = if frequency == 0 {
+                idf_unknown
+            } else {
+                idf(stats.docs, frequency)
+            };
             information += weight * idf;
             for posting in &self.postings[id as usize] {
                 let Some(doc) = self.visible_doc(posting.doc, level) else {

@@ -126,10 +126,15 @@ mod tests {
             words.sort();
             words
         };
-        assert_eq!(words(Field::ParameterNames), ["city", "station", "stops", "when"]);
+        assert_eq!(
+            words(Field::ParameterNames),
+            ["city", "station", "stops", "when"]
+        );
         assert_eq!(
             words(Field::ParameterText),
-            ["A", "City", "Station", "code", "day", "monday", "name", "tuesday"]
+            [
+                "A", "City", "Station", "code", "day", "monday", "name", "tuesday"
+            ]
         );
     }
 }

@@ -71,6 +71,20 @@ pub trait Scorer: Send + Sync + 'static {
     fn search(&self, query: &str, level: usize, limit: usize) -> Vec<Scored>;
 }
 
+impl Scorer for Box<dyn Scorer> {
+    fn insert(&mut self, tool: &ToolDefinition, level: usize) {
+        (**self).insert(tool, level);
+    }
+
+    fn remove(&mut self, name: &str) {
+        (**self).remove(name);
+    }
+
+    fn search(&self, query: &str, level: usize, limit: usize) -> Vec<Scored> {
+        (**self).search(query, level, limit)
+    }
+}
+
 /// A scorer's answer for one tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
@@ -134,7 +148,10 @@ impl SearchIndex {
 fn contained<T>(what: &str, work: impl FnOnce() -> T) -> Option<T> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
     if outcome.is_err() {
-        tracing::error!(step = what, "the search scorer panicked; the search finds nothing");
+        tracing::error!(
+            step = what,
+            "the search scorer panicked; the search finds nothing"
+        );
     }
     outcome.ok()
 }

@@ -6,8 +6,7 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder};
 
 const MONTH: &str = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
-const DAY: &str =
-    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday|tonight|weekend)";
+const DAY: &str = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday|tonight|weekend)";
 
 /// (word added, pattern).
 static SHAPES: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {

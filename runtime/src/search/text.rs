@@ -20,7 +20,9 @@ const STOP_WORDS: &[&str] = &[
 /// line: mostly the actions every tool catalog names. Measured by `search_eval`.
 const SAME_MEANING: &[&[&str]] = &[
     &["get", "fetch", "retriev", "obtain"],
-    &["find", "search", "lookup", "discov", "locat", "seek", "look"],
+    &[
+        "find", "search", "lookup", "discov", "locat", "seek", "look",
+    ],
     &["creat", "add", "insert"],
     &["delet", "remov", "eras"],
     &["updat", "modifi", "chang", "edit", "alter"],

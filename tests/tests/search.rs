@@ -1,0 +1,485 @@
+//! Tool search for one caller: a hidden tool never shows (not in results, suggestions,
+//! did-you-mean, nor as a change in a visible tool's score), results are deterministic,
+//! the index follows run-time changes, odd queries are answered, and `search_tools` works
+//! in every provider format and in the agent loop.
+
+mod agent;
+
+use agent::{Scripted, calls, last_results, text};
+use serde_json::{Value, json};
+use toolgate::agent::{Agent, RunStatus};
+use toolgate::formats::Format;
+use toolgate::search::{Scored, Scorer};
+use toolgate::tool_search::{SEARCH_TOOLS, SearchTools, ToolSearch};
+use toolgate::{Caller, ErrorCode, FnTool, Registry, RegistryBuilder, ToolCall, ToolDefinition};
+
+fn tool(name: &str, description: &str, role: &str) -> FnTool {
+    let schema = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "The city."}},
+        "additionalProperties": false
+    });
+    let definition = ToolDefinition::new(name, description, role, schema);
+    let answer = name.to_owned();
+    FnTool::new(definition, move |_, _| {
+        let answer = answer.clone();
+        async move { Ok(json!({"ran": answer})) }
+    })
+}
+
+fn base() -> RegistryBuilder {
+    Registry::builder()
+        .roles(["public", "staff"])
+        .linked_tools(false)
+        .tool(tool(
+            "get_weather",
+            "Current weather and forecast for a city.",
+            "public",
+        ))
+        .tool(tool(
+            "book_table",
+            "Reserve a table at a restaurant.",
+            "public",
+        ))
+        .tool(tool(
+            "send_email",
+            "Send an e-mail message to someone.",
+            "public",
+        ))
+}
+
+fn with_hidden() -> Registry {
+    base()
+        .tool(tool(
+            "delete_weather_station",
+            "Delete a weather station and its forecast history.",
+            "staff",
+        ))
+        .build()
+        .unwrap()
+}
+
+fn public() -> Caller {
+    Caller::new("u1", "public")
+}
+
+fn names(hits: &[toolgate::search::SearchHit]) -> Vec<String> {
+    hits.iter().map(|hit| hit.definition.name.clone()).collect()
+}
+
+#[test]
+fn a_hidden_tool_is_never_found_and_changes_no_score() {
+    let registry = with_hidden();
+    let query = "delete the weather station forecast";
+    let found = names(&registry.search(&public(), query, 10));
+    assert_eq!(found, ["get_weather"]);
+    let staff = Caller::new("s1", "staff");
+    assert_eq!(
+        names(&registry.search(&staff, query, 1)),
+        ["delete_weather_station"]
+    );
+    // Scores for the public caller are those of a registry without the hidden tool.
+    let without = base().build().unwrap();
+    let scores = |registry: &Registry| -> Vec<(String, f64)> {
+        let hits = registry.search(&public(), "weather forecast for Paris", 10);
+        hits.iter()
+            .map(|hit| (hit.definition.name.clone(), hit.score))
+            .collect()
+    };
+    assert_eq!(scores(&registry), scores(&without));
+    assert!(
+        registry
+            .suggest(&public(), "please delete the weather station", 5)
+            .iter()
+            .all(|hit| hit.definition.name != "delete_weather_station")
+    );
+    // A caller whose role is unknown finds nothing.
+    assert!(
+        registry
+            .search(&Caller::new("x", "nobody"), "weather", 5)
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn did_you_mean_names_close_visible_tools_only() {
+    let registry = with_hidden();
+    let outcome = registry
+        .call(&public(), ToolCall::new("1", "get_wether", "{}"))
+        .await;
+    let error = outcome.error().unwrap();
+    assert_eq!(error.code, ErrorCode::UnknownTool);
+    assert!(
+        error.message.contains("did you mean `get_weather`"),
+        "{}",
+        error.message
+    );
+    // Misspelling the hidden tool gives the answer an unknown name gets: no trace of it.
+    let hidden = registry
+        .call(
+            &public(),
+            ToolCall::new("2", "delete_weather_statoin", "{}"),
+        )
+        .await;
+    let message = &hidden.error().unwrap().message;
+    assert!(!message.contains("delete_weather_station"), "{message}");
+    assert_eq!(hidden.error().unwrap().code, ErrorCode::UnknownTool);
+    // Nothing alike: no guess, only the list.
+    let none = registry
+        .call(&public(), ToolCall::new("3", "zzqx", "{}"))
+        .await;
+    assert!(!none.error().unwrap().message.contains("did you mean"));
+}
+
+#[test]
+fn results_are_deterministic_with_ties_broken_by_name() {
+    let registry = Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .tool(tool("b_twin", "Check the tide.", "public"))
+        .tool(tool("a_twin", "Check the tide.", "public"))
+        .build()
+        .unwrap();
+    let first = registry.search(&public(), "tide", 5);
+    assert_eq!(names(&first), ["a_twin", "b_twin"]);
+    assert_eq!(first[0].score, first[1].score);
+    for _ in 0..20 {
+        let again = registry.search(&public(), "tide", 5);
+        assert_eq!(names(&again), names(&first));
+        assert_eq!(again[0].score, first[0].score);
+    }
+    assert_eq!(names(&registry.search(&public(), "tide", 1)), ["a_twin"]);
+}
+
+#[test]
+fn the_index_follows_register_and_unregister() {
+    let registry = base().build().unwrap();
+    assert!(registry.search(&public(), "translate text", 5).is_empty());
+    registry
+        .register(tool(
+            "translate",
+            "Translate text into another language.",
+            "public",
+        ))
+        .unwrap();
+    assert_eq!(
+        names(&registry.search(&public(), "translate text", 5)),
+        ["translate"]
+    );
+    assert!(registry.unregister("translate"));
+    assert!(registry.search(&public(), "translate text", 5).is_empty());
+    // Registered again with other words: found by the new ones only.
+    registry
+        .register(tool("translate", "Render a document in French.", "public"))
+        .unwrap();
+    assert!(
+        registry
+            .search(&public(), "translate text language", 5)
+            .iter()
+            .all(|hit| { hit.definition.description == "Render a document in French." })
+    );
+    assert_eq!(
+        names(&registry.search(&public(), "french document", 5)),
+        ["translate"]
+    );
+}
+
+#[test]
+fn empty_odd_and_unicode_queries_are_answered() {
+    let registry = base()
+        .tool(tool("获取工单", "获取客户的支持工单列表", "public").renamed("get_tickets_zh"))
+        .tool(
+            tool(
+                "résumé_parser",
+                "Lire un résumé et en extraire les expériences.",
+                "public",
+            )
+            .renamed("resume_parser"),
+        )
+        .build()
+        .unwrap();
+    for query in ["", "   ", "?!…", "🙂🙂", "\u{200b}", "a"] {
+        assert!(registry.search(&public(), query, 5).is_empty(), "{query:?}");
+    }
+    assert_eq!(
+        names(&registry.search(&public(), "获取阿迪达斯的工单", 1)),
+        ["get_tickets_zh"]
+    );
+    assert_eq!(
+        names(&registry.search(&public(), "extraire les expériences", 1)),
+        ["resume_parser"]
+    );
+    // A huge query is read up to its limit, not refused, and answers quickly enough to test.
+    let huge = "weather ".repeat(200_000);
+    assert_eq!(
+        names(&registry.search(&public(), &huge, 1)),
+        ["get_weather"]
+    );
+    assert!(registry.search(&public(), "weather", 0).is_empty());
+    assert_eq!(registry.search(&public(), "weather", usize::MAX).len(), 1);
+}
+
+trait Renamed {
+    fn renamed(self, name: &str) -> FnTool;
+}
+
+impl Renamed for FnTool {
+    fn renamed(self, name: &str) -> FnTool {
+        use toolgate::Tool;
+        let mut definition = self.definition();
+        definition.name = name.to_owned();
+        FnTool::new(definition, |_, _| async { Ok(json!("ran")) })
+    }
+}
+
+/// A scorer that names every tool it knows, ignoring levels (as a careless one might).
+#[derive(Default)]
+struct Careless(Vec<String>);
+
+impl Scorer for Careless {
+    fn insert(&mut self, tool: &ToolDefinition, _: usize) {
+        self.0.push(tool.name.clone());
+    }
+    fn remove(&mut self, name: &str) {
+        self.0.retain(|known| known != name);
+    }
+    fn search(&self, _: &str, _: usize, limit: usize) -> Vec<Scored> {
+        let scored = self.0.iter().map(|name| Scored {
+            name: name.clone(),
+            score: 1.0,
+            relevance: 1.0,
+        });
+        scored.take(limit).collect()
+    }
+}
+
+struct Panicking;
+
+impl Scorer for Panicking {
+    fn insert(&mut self, _: &ToolDefinition, _: usize) {}
+    fn remove(&mut self, _: &str) {}
+    fn search(&self, _: &str, _: usize, _: usize) -> Vec<Scored> {
+        panic!("the scorer broke")
+    }
+}
+
+#[tokio::test]
+async fn an_application_scorer_is_used_but_cannot_reveal_or_break_anything() {
+    let registry = base()
+        .tool(tool("delete_weather_station", "Delete a station.", "staff"))
+        .search_scorer(Careless::default())
+        .build()
+        .unwrap();
+    let found = names(&registry.search(&public(), "anything", 10));
+    assert_eq!(found.len(), 3);
+    assert!(!found.contains(&"delete_weather_station".to_owned()));
+
+    let broken = base().search_scorer(Panicking).build().unwrap();
+    assert!(broken.search(&public(), "weather", 5).is_empty());
+    let outcome = broken
+        .call(&public(), ToolCall::new("1", "get_wether", "{}"))
+        .await;
+    assert_eq!(outcome.error().unwrap().code, ErrorCode::UnknownTool);
+    let outcome = broken
+        .call(&public(), ToolCall::new("2", "get_weather", "{}"))
+        .await;
+    assert!(outcome.result.is_ok());
+}
+
+#[test]
+fn suggestions_keep_only_relevant_tools() {
+    let registry = base().build().unwrap();
+    let offered = names(&registry.suggest(
+        &public(),
+        "User: hi!\nAssistant: hello\nUser: what's the weather forecast in Oslo?",
+        3,
+    ));
+    assert_eq!(offered, ["get_weather"]);
+    assert!(
+        registry
+            .suggest(&public(), "tell me a joke about cats", 3)
+            .is_empty()
+    );
+    let strict = base().suggestion_threshold(1.0).build().unwrap();
+    assert!(
+        strict
+            .suggest(&public(), "weather in Oslo and send an email", 3)
+            .len()
+            <= 1
+    );
+}
+
+/// Where each format puts a tool's name and schema.
+fn listed_name(format: Format, tool: &Value) -> Option<&str> {
+    match format {
+        Format::OpenAiChat { .. } => tool["function"]["name"].as_str(),
+        _ => tool["name"].as_str(),
+    }
+}
+
+fn listed_schema(format: Format, tool: &Value) -> &Value {
+    match format {
+        Format::OpenAiChat { .. } => &tool["function"]["parameters"],
+        Format::OpenAiResponses { .. } => &tool["parameters"],
+        Format::Anthropic { .. } | Format::Canonical => &tool["input_schema"],
+        Format::Gemini => &tool["parameters"],
+        _ => &tool["inputSchema"],
+    }
+}
+
+#[tokio::test]
+async fn search_tools_round_trips_in_every_format() {
+    let formats = [
+        Format::Canonical,
+        Format::OpenAiChat { strict: true },
+        Format::OpenAiResponses { strict: false },
+        Format::Anthropic { strict: false },
+        Format::Gemini,
+        Format::Mcp,
+    ];
+    for format in formats {
+        let registry = with_hidden();
+        registry
+            .register(SearchTools::new(&registry, format))
+            .unwrap();
+        let call = ToolCall::new(
+            "s",
+            SEARCH_TOOLS,
+            r#"{"query": "weather forecast", "limit": 3}"#,
+        );
+        let result = registry.call(&public(), call).await.result.unwrap();
+        assert_eq!(result["found"], json!(["get_weather"]), "{format:?}");
+        let listed = match format {
+            Format::Gemini => result["tools"][0]["functionDeclarations"].clone(),
+            _ => result["tools"].clone(),
+        };
+        let listed = listed
+            .as_array()
+            .unwrap_or_else(|| panic!("{format:?}: {result}"));
+        assert_eq!(listed.len(), 1, "{format:?}");
+        assert_eq!(
+            listed_name(format, &listed[0]),
+            Some("get_weather"),
+            "{format:?}"
+        );
+        assert!(
+            listed_schema(format, &listed[0])["properties"]["city"].is_object(),
+            "{format:?}: {result}"
+        );
+        // The model then calls what it found, by name.
+        let found = registry
+            .call(
+                &public(),
+                ToolCall::new("c", "get_weather", r#"{"city": "Oslo"}"#),
+            )
+            .await;
+        assert_eq!(found.result.unwrap(), json!({"ran": "get_weather"}));
+    }
+}
+
+#[tokio::test]
+async fn search_tools_refuses_bad_arguments_and_never_returns_itself() {
+    let registry = base().build().unwrap();
+    registry
+        .register(SearchTools::new(&registry, Format::Mcp))
+        .unwrap();
+    for arguments in [
+        r#"{}"#,
+        r#"{"query": ""}"#,
+        r#"{"query": "x", "limit": 0}"#,
+        r#"{"query": "x", "limit": 99}"#,
+    ] {
+        let outcome = registry
+            .call(&public(), ToolCall::new("1", SEARCH_TOOLS, arguments))
+            .await;
+        assert_eq!(
+            outcome.error().unwrap().code,
+            ErrorCode::InvalidArguments,
+            "{arguments}"
+        );
+    }
+    let call = ToolCall::new("2", SEARCH_TOOLS, r#"{"query": "search the tools"}"#);
+    let result = registry.call(&public(), call).await.result.unwrap();
+    assert!(
+        !result["found"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(SEARCH_TOOLS))
+    );
+}
+
+#[test]
+fn deferred_exports_mark_all_but_the_chosen_tools() {
+    let registry = with_hidden();
+    let anthropic = registry
+        .export_deferred(
+            &public(),
+            Format::Anthropic { strict: false },
+            &["send_email"],
+        )
+        .unwrap();
+    let list = anthropic.as_array().unwrap();
+    assert_eq!(list.len(), 4, "three visible tools and the search tool");
+    assert_eq!(list[3]["type"], "tool_search_tool_bm25_20251119");
+    for tool in &list[..3] {
+        let deferred = tool.get("defer_loading") == Some(&json!(true));
+        assert_eq!(deferred, tool["name"] != "send_email", "{tool}");
+    }
+    let responses = registry
+        .export_deferred(&public(), Format::OpenAiResponses { strict: false }, &[])
+        .unwrap();
+    assert_eq!(responses[0], json!({"type": "tool_search"}));
+    assert!(
+        responses.as_array().unwrap()[1..]
+            .iter()
+            .all(|tool| tool["defer_loading"] == true)
+    );
+    let error = registry
+        .export_deferred(&public(), Format::Gemini, &[])
+        .unwrap_err();
+    assert!(error.to_string().contains("search_tools"));
+}
+
+#[tokio::test]
+async fn the_agent_shows_what_search_tools_found_on_the_next_turn() {
+    let registry = with_hidden();
+    registry
+        .register(SearchTools::new(
+            &registry,
+            Format::OpenAiChat { strict: false },
+        ))
+        .unwrap();
+    let model = Scripted::new([
+        calls(&[(
+            "s1",
+            SEARCH_TOOLS,
+            r#"{"query": "reserve a restaurant table"}"#,
+        )]),
+        calls(&[("c1", "book_table", r#"{"city": "Oslo"}"#)]),
+        text("Booked."),
+    ]);
+    let agent = Agent::builder(registry.clone(), model.clone())
+        .select_tools(ToolSearch::new(&registry).always(["send_email"]))
+        .build();
+    let run = agent
+        .run(&public(), "Book me a table in Oslo")
+        .await
+        .unwrap();
+    assert!(
+        matches!(run.status(), RunStatus::Finished { .. }),
+        "{:?}",
+        run.status()
+    );
+    let seen = model.seen();
+    let mut first = seen[0].tools.clone();
+    first.sort();
+    assert_eq!(first, [SEARCH_TOOLS, "send_email"]);
+    let mut second = seen[1].tools.clone();
+    second.sort();
+    assert_eq!(second, ["book_table", SEARCH_TOOLS, "send_email"]);
+    let results = last_results(&seen[2]);
+    assert_eq!(
+        results[0].1.as_ref().unwrap(),
+        &json!({"ran": "book_table"})
+    );
+}
