@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::fields::Field;
 use super::query::Query;
+use super::text;
 use super::{Scored, Scorer};
 use crate::definition::ToolDefinition;
 
@@ -72,12 +73,21 @@ struct LevelStats {
     lengths: [u64; FIELDS],
 }
 
+impl LevelStats {
+    fn average_lengths(&self) -> [f32; FIELDS] {
+        self.lengths
+            .map(|sum| (sum as f32 / self.docs.max(1) as f32).max(1.0))
+    }
+}
+
 /// BM25F over the fields of [`Field`], with stemming, coverage and phrase bonuses: the
 /// registry's default [`Scorer`].
 #[derive(Default)]
 pub struct Bm25Index {
     settings: Bm25Settings,
     term_ids: HashMap<String, u32>,
+    /// How each word was analyzed (tool texts repeat their words, and stemming costs).
+    word_terms: HashMap<String, Option<u32>>,
     postings: Vec<Vec<Posting>>,
     /// Per term, per level: how many tools hold it.
     frequencies: Vec<Vec<u32>>,
@@ -107,6 +117,29 @@ impl Bm25Index {
         id
     }
 
+    /// The term ids of `text`, adding new terms.
+    fn term_ids_of(&mut self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for word in text::words(text) {
+            if text::is_cjk_word(&word) {
+                let mut terms = Vec::new();
+                text::cjk_bigrams(&word, &mut terms);
+                ids.extend(terms.iter().map(|term| self.term_id(term)));
+                continue;
+            }
+            let id = match self.word_terms.get(&word) {
+                Some(known) => *known,
+                None => {
+                    let id = text::term(&word).map(|term| self.term_id(&term));
+                    self.word_terms.insert(word, id);
+                    id
+                }
+            };
+            ids.extend(id);
+        }
+        ids
+    }
+
     fn level_stats(&mut self, level: usize) -> &mut LevelStats {
         if self.levels.len() <= level {
             self.levels.resize(level + 1, LevelStats::default());
@@ -122,9 +155,8 @@ impl Scorer for Bm25Index {
         let mut lengths = [0u32; FIELDS];
         let mut pairs = Vec::new();
         for (index, field) in Field::ALL.into_iter().enumerate() {
-            let terms = super::text::terms(&field.text(tool));
-            lengths[index] = terms.len() as u32;
-            let ids: Vec<u32> = terms.iter().map(|term| self.term_id(term)).collect();
+            let ids = self.term_ids_of(&field.text(tool));
+            lengths[index] = ids.len() as u32;
             for &id in &ids {
                 let count = &mut counts.entry(id).or_default()[index];
                 *count = count.saturating_add(1);
@@ -193,44 +225,123 @@ impl Scorer for Bm25Index {
         if stats.docs == 0 || query.is_empty() || limit == 0 {
             return Vec::new();
         }
-        let mut accumulated: HashMap<u32, (f32, u32)> = HashMap::new();
-        let mut information = 0.0;
-        for (term, weight, counts_for_coverage) in query.weighted_terms() {
-            let idf_unknown = idf(stats.docs, 0);
-            let Some(&id) = self.term_ids.get(term) else {
-                continue;
-            };
-            let frequency = sum_to(&self.frequencies[id as usize], level);
-            let idf = if frequency == 0 {
-                idf_unknown
-            } else {
-                idf(stats.docs, frequency)
-            };
-            information += weight * idf;
-            for posting in &self.postings[id as usize] {
-                let Some(doc) = self.visible_doc(posting.doc, level) else {
-                    continue;
-                };
-                let tf = self.weighted_frequency(posting, doc, &stats);
-                let entry = accumulated.entry(posting.doc).or_default();
-                entry.0 += weight * idf * tf / (self.settings.k1 + tf);
-                entry.1 += u32::from(counts_for_coverage);
-            }
-        }
+        let sums = self.accumulate(&query, level, &stats);
         let pairs = query.pairs(|term| self.term_ids.get(term).copied());
-        let mut scored: Vec<Scored> = accumulated
-            .into_iter()
-            .filter_map(|(doc, (sum, matched))| {
-                let doc = self.docs[doc as usize].as_ref()?;
-                Some(self.finish(doc, sum, matched, &query, &pairs, information))
-            })
+        let mut candidates: Vec<(f32, u32)> = sums
+            .touched
+            .iter()
+            .map(|&doc| (self.final_score(&sums, doc, &query, &pairs), doc))
             .collect();
-        super::rank(&mut scored, limit);
-        scored
+        self.keep_best(&mut candidates, limit);
+        candidates
+            .into_iter()
+            .filter_map(|(score, doc)| {
+                let name = self.docs[doc as usize].as_ref()?.name.clone();
+                let relevance = sums.relevance(doc);
+                let score = f64::from(score);
+                Some(Scored {
+                    name,
+                    score,
+                    relevance,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Per tool, what the query's terms added up to.
+struct Sums {
+    /// BM25F sum, by document.
+    bm25: Vec<f32>,
+    /// How many of the user's own terms matched, by document.
+    matched: Vec<u16>,
+    /// Whether a document matched anything.
+    seen: Vec<bool>,
+    /// The documents that did, in first-match order.
+    touched: Vec<u32>,
+    /// The most a tool could score: every known term fully matched.
+    information: f32,
+}
+
+impl Sums {
+    fn relevance(&self, doc: u32) -> f64 {
+        let share = self.bm25[doc as usize] / self.information.max(f32::EPSILON);
+        f64::from(share.clamp(0.0, 1.0))
     }
 }
 
 impl Bm25Index {
+    /// BM25F: for each query term, its weight × idf × saturated pooled frequency, summed
+    /// over the tools at or below `level` that hold it.
+    fn accumulate(&self, query: &Query, level: usize, stats: &LevelStats) -> Sums {
+        let mut sums = Sums {
+            bm25: vec![0.0; self.docs.len()],
+            matched: vec![0; self.docs.len()],
+            seen: vec![false; self.docs.len()],
+            touched: Vec::new(),
+            information: 0.0,
+        };
+        let averages = stats.average_lengths();
+        for (term, weight, own) in query.weighted_terms() {
+            let Some(&id) = self.term_ids.get(term) else {
+                continue;
+            };
+            let frequency = sum_to(&self.frequencies[id as usize], level);
+            if frequency == 0 {
+                continue;
+            }
+            let idf = idf(stats.docs, frequency);
+            sums.information += weight * idf;
+            for posting in &self.postings[id as usize] {
+                let Some(doc) = self.visible_doc(posting.doc, level) else {
+                    continue;
+                };
+                let tf = self.weighted_frequency(posting, doc, &averages);
+                let index = posting.doc as usize;
+                if !std::mem::replace(&mut sums.seen[index], true) {
+                    sums.touched.push(posting.doc);
+                }
+                sums.bm25[index] += weight * idf * tf / (self.settings.k1 + tf);
+                sums.matched[index] += u16::from(own);
+            }
+        }
+        sums
+    }
+
+    /// The BM25F sum scaled by the share of query terms matched, plus the phrase bonus.
+    fn final_score(&self, sums: &Sums, doc: u32, query: &Query, pairs: &[u64]) -> f32 {
+        let index = doc as usize;
+        let matched = sums.matched[index];
+        let share = f32::from(matched) / query.distinct_terms().max(1) as f32;
+        let covered = sums.bm25[index] * share.min(1.0).powf(self.settings.coverage);
+        // A pair can only be found in a tool that matched two terms.
+        let phrases = match (&self.docs[index], matched >= 2) {
+            (Some(doc), true) => pairs
+                .iter()
+                .filter(|pair| doc.pairs.binary_search(pair).is_ok())
+                .count(),
+            _ => 0,
+        };
+        covered + self.settings.phrase_bonus * phrases as f32
+    }
+
+    /// Keeps the `limit` best, best first, ties by name.
+    fn keep_best(&self, candidates: &mut Vec<(f32, u32)>, limit: usize) {
+        let name = |doc: u32| {
+            self.docs[doc as usize]
+                .as_ref()
+                .map(|doc| doc.name.as_str())
+        };
+        let order = |a: &(f32, u32), b: &(f32, u32)| {
+            b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(&name(b.1)))
+        };
+        if candidates.len() > limit {
+            candidates.select_nth_unstable_by(limit, order);
+            candidates.truncate(limit);
+        }
+        candidates.sort_by(order);
+    }
+
     fn visible_doc(&self, doc: u32, level: usize) -> Option<&Doc> {
         self.docs[doc as usize]
             .as_ref()
@@ -249,7 +360,7 @@ impl Bm25Index {
     }
 
     /// BM25F's pooled term frequency: each field's count, weighted and length-normalized.
-    fn weighted_frequency(&self, posting: &Posting, doc: &Doc, stats: &LevelStats) -> f32 {
+    fn weighted_frequency(&self, posting: &Posting, doc: &Doc, averages: &[f32; FIELDS]) -> f32 {
         let mut tf = 0.0;
         for index in 0..FIELDS {
             let count = posting.counts[index];
@@ -257,34 +368,10 @@ impl Bm25Index {
                 continue;
             }
             let (weight, b) = self.settings.fields[index];
-            let average = (stats.lengths[index] as f32 / stats.docs as f32).max(1.0);
-            let norm = 1.0 - b + b * doc.lengths[index] as f32 / average;
+            let norm = 1.0 - b + b * doc.lengths[index] as f32 / averages[index];
             tf += weight * f32::from(count) / norm;
         }
         tf
-    }
-
-    fn finish(
-        &self,
-        doc: &Doc,
-        sum: f32,
-        matched: u32,
-        query: &Query,
-        pairs: &[u64],
-        information: f32,
-    ) -> Scored {
-        let share = matched as f32 / query.distinct_terms().max(1) as f32;
-        let covered = sum * share.min(1.0).powf(self.settings.coverage);
-        let phrases = pairs
-            .iter()
-            .filter(|pair| doc.pairs.binary_search(pair).is_ok())
-            .count();
-        let score = covered + self.settings.phrase_bonus * phrases as f32;
-        Scored {
-            name: doc.name.clone(),
-            score: f64::from(score),
-            relevance: f64::from((sum / information.max(f32::EPSILON)).clamp(0.0, 1.0)),
-        }
     }
 }
 

@@ -108,16 +108,6 @@ pub struct SearchHit {
     pub relevance: f64,
 }
 
-/// Sorts best first (ties by name) and keeps `limit`.
-pub(crate) fn rank(scored: &mut Vec<Scored>, limit: usize) {
-    scored.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    scored.truncate(limit);
-}
-
 /// The registry's scorer, shared by searches and changed one tool at a time.
 pub(crate) struct SearchIndex {
     scorer: RwLock<Box<dyn Scorer>>,

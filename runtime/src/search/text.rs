@@ -2,6 +2,7 @@
 //! English stop words dropped, stemmed (Snowball English), and a few words that tool texts
 //! use interchangeably made one ("fetch", "retrieve" → "get").
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -39,31 +40,45 @@ static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut terms = Vec::new();
     for word in words(text) {
-        if is_cjk(word.chars().next().unwrap_or(' ')) {
-            cjk_bigrams(&word, &mut terms);
-            continue;
+        match is_cjk_word(&word) {
+            true => cjk_bigrams(&word, &mut terms),
+            false => terms.extend(term(&word)),
         }
-        let word = word.to_lowercase();
-        let meaningless = word.len() < 2 || word.chars().all(|c| c.is_ascii_digit());
-        if meaningless || STOP_WORDS.binary_search(&word.as_str()).is_ok() {
-            continue;
-        }
-        let stem = STEMMER.stem(&word);
-        terms.push(same_meaning(&stem).unwrap_or(&stem).to_owned());
     }
     terms
 }
 
-fn same_meaning(stem: &str) -> Option<&'static str> {
+/// Whether `word` (from [`words`]) is written in a script without spaces.
+pub(crate) fn is_cjk_word(word: &str) -> bool {
+    word.chars().next().is_some_and(is_cjk)
+}
+
+/// The term of one word that is not CJK, if it means anything.
+pub(crate) fn term(word: &str) -> Option<String> {
+    let word = word.to_lowercase();
+    let meaningless = word.len() < 2 || word.chars().all(|c| c.is_ascii_digit());
+    if meaningless || STOP_WORDS.binary_search(&word.as_str()).is_ok() {
+        return None;
+    }
+    let stem = STEMMER.stem(&word);
+    Some(same_meaning(&stem).unwrap_or(&stem).to_owned())
+}
+
+/// Each word of [`SAME_MEANING`] to the first of its line.
+static SAME_MEANING_MAP: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
     SAME_MEANING
         .iter()
-        .find(|line| line[1..].contains(&stem))
-        .map(|line| line[0])
+        .flat_map(|line| line[1..].iter().map(|word| (*word, line[0])))
+        .collect()
+});
+
+fn same_meaning(stem: &str) -> Option<&'static str> {
+    SAME_MEANING_MAP.get(stem).copied()
 }
 
 /// Runs of letters and digits, split where camelCase changes case ("getHTTPServer" → "get",
 /// "HTTP", "Server") and where a run of CJK characters starts or ends.
-fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let chars: Vec<char> = text.chars().collect();
@@ -104,7 +119,7 @@ fn is_cjk(c: char) -> bool {
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-fn cjk_bigrams(word: &str, terms: &mut Vec<String>) {
+pub(crate) fn cjk_bigrams(word: &str, terms: &mut Vec<String>) {
     let chars: Vec<char> = word.chars().collect();
     if chars.len() == 1 {
         terms.push(word.to_owned());
