@@ -1,6 +1,7 @@
 //! A terminal chat: a model from any OpenAI-compatible server, with the clinic's tools as
 //! the chosen role may use them. Shows each call as it happens, asks `[y/N/always]` before
-//! risky calls, and takes `/tools` and `/tool NAME --param value` commands.
+//! risky calls, and takes `/tools`, `/tools suggest` (tools that fit the conversation so far),
+//! `/tools search WORDS` and `/tool NAME --param value` commands.
 //!
 //! ```text
 //! cargo run -p toolgate-examples --bin chat -- --base-url http://127.0.0.1:8080/v1 --role staff
@@ -16,6 +17,7 @@ use serde_json::{Map, Value};
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, FreeText, Model, RunId, RunOptions, RunStatus};
 use toolgate::events::{Event, EventKind};
+use toolgate::search::SearchHit;
 use toolgate::{Caller, Registry, ToolCall};
 use toolgate_examples::clinic::{Clinic, ROLES, agent, registry_builder};
 use toolgate_examples::terminal::{ask_in_terminal, prompt};
@@ -67,17 +69,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let agent = agent(registry.clone(), model(&options));
     tokio::spawn(show_events(registry.events(), options.stream));
     println!(
-        "chatting as {} with {} at {} (/tools, /tool NAME --param value, /quit)",
+        "chatting as {} with {} at {} (/tools, /tools suggest, /tools search WORDS, /tool NAME --param value, /quit)",
         options.role, options.model, options.base_url
     );
     let mut run_id: Option<RunId> = None;
+    let mut said = String::new();
     while let Some(line) = prompt("\n> ".into()).await {
         match line.as_str() {
             "" => continue,
             "/quit" | "/exit" => break,
             "/tools" => list_tools(&registry, &caller),
+            "/tools suggest" => show_hits(registry.suggest(&caller, &said, 5)),
+            command if command.starts_with("/tools search ") => {
+                let words = &command["/tools search ".len()..];
+                show_hits(registry.search(&caller, words, 5));
+            }
             command if command.starts_with("/tool ") => run_tool(&registry, &caller, command).await,
-            message => run_id = Some(converse(&agent, &caller, run_id.as_ref(), message).await),
+            message => {
+                said.push_str(message);
+                said.push('\n');
+                run_id = Some(converse(&agent, &caller, run_id.as_ref(), message).await);
+            }
         }
     }
     Ok(())
@@ -126,6 +138,19 @@ async fn converse(agent: &Agent, caller: &Caller, run: Option<&RunId>, message: 
         other => println!("\n(the run stopped: {})", other.name()),
     }
     run.id().clone()
+}
+
+fn show_hits(hits: Vec<SearchHit>) {
+    if hits.is_empty() {
+        println!("  (no tool fits)");
+    }
+    for hit in hits {
+        let tool = &hit.definition;
+        println!(
+            "  {:<24} {:.2}  {}",
+            tool.name, hit.relevance, tool.description
+        );
+    }
 }
 
 fn list_tools(registry: &Registry, caller: &Caller) {

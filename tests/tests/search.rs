@@ -483,3 +483,72 @@ async fn the_agent_shows_what_search_tools_found_on_the_next_turn() {
         &json!({"ran": "book_table"})
     );
 }
+
+fn by_token(parts: &axum::http::request::Parts) -> Result<Caller, toolgate::http::AuthError> {
+    match parts
+        .headers
+        .get("authorization")
+        .map(|value| value.as_bytes())
+    {
+        Some(b"Bearer staff") => Ok(Caller::new("s1", "staff")),
+        _ => Ok(public()),
+    }
+}
+
+async fn get(router: &axum::Router, uri: &str, token: Option<&str>) -> (u16, Value) {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::get(uri);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let response = router
+        .clone()
+        .oneshot(request.body(axum::body::Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn http_search_serves_each_caller_its_own_tools() {
+    let router = toolgate::http::router(with_hidden(), by_token, Default::default());
+    let (status, body) = get(
+        &router,
+        "/tools/search?q=delete%20weather%20station&format=anthropic",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["hits"][0]["name"], "get_weather");
+    assert_eq!(body["hits"].as_array().unwrap().len(), 1);
+    assert_eq!(body["tools"][0]["name"], "get_weather");
+    assert!(body["tools"][0]["input_schema"].is_object());
+    let (_, body) = get(
+        &router,
+        "/tools/search?q=delete%20weather%20station&limit=1",
+        Some("staff"),
+    )
+    .await;
+    assert_eq!(body["hits"][0]["name"], "delete_weather_station");
+    for (uri, code) in [
+        ("/tools/search", "missing_query"),
+        ("/tools/search?q=%20", "missing_query"),
+        ("/tools/search?q=x&format=yaml", "unknown_format"),
+        ("/tools/search?q=x&limit=many", "malformed_query"),
+    ] {
+        let (status, body) = get(&router, uri, None).await;
+        assert_eq!(status, 400, "{uri}");
+        assert_eq!(body["error"]["code"], code, "{uri}: {body}");
+    }
+    let (_, body) = get(
+        &router,
+        "/tools/search?q=tell%20me%20a%20joke&suggest=true",
+        None,
+    )
+    .await;
+    assert_eq!(body["hits"], json!([]));
+}

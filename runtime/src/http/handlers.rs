@@ -45,29 +45,39 @@ pub(crate) async fn list_tools(
     Authenticated(caller): Authenticated,
     query: Result<Query<FormatQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let query = query.map_err(|error| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "malformed_query",
-            format!("the query could not be read: {}", error.body_text()),
-        )
-    })?;
-    let wanted = query.format.as_deref().unwrap_or("canonical");
-    let Some((_, format)) = FORMATS.iter().find(|(name, _)| *name == wanted) else {
-        let wanted = clip(wanted, MAX_QUOTED);
-        let names: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "unknown_format",
-            format!(
-                "unknown format \"{wanted}\"; use one of: {}",
-                names.join(", ")
-            ),
-        ));
-    };
-    let tools = shared.registry.export(&caller, *format);
+    let query = query.map_err(malformed_query)?;
+    let format = format_named(query.format.as_deref())?;
+    let tools = shared.registry.export(&caller, format);
     // Serialized straight from the cached list, without copying it into a new value.
     Ok(Json(ToolsBody { tools: &tools }).into_response())
+}
+
+pub(crate) fn malformed_query(error: QueryRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "malformed_query",
+        format!("the query could not be read: {}", error.body_text()),
+    )
+}
+
+/// The format named in a query (`canonical` when none is).
+pub(crate) fn format_named(wanted: Option<&str>) -> Result<Format, ApiError> {
+    let wanted = wanted.unwrap_or("canonical");
+    match FORMATS.iter().find(|(name, _)| *name == wanted) {
+        Some((_, format)) => Ok(*format),
+        None => {
+            let wanted = clip(wanted, MAX_QUOTED);
+            let names: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
+            Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_format",
+                format!(
+                    "unknown format \"{wanted}\"; use one of: {}",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
 }
 
 /// The query of `GET /tools` (percent-decoded by axum).

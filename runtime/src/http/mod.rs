@@ -52,6 +52,7 @@ mod errors;
 mod events;
 mod extract;
 mod handlers;
+mod search;
 mod wire;
 
 use std::sync::Arc;
@@ -122,6 +123,7 @@ fn routes(shared: Shared) -> Router {
     let mut router = Router::new()
         .route("/tools", get(handlers::list_tools))
         .route("/tools/call", post(handlers::call_tools))
+        .route("/tools/search", get(search::search))
         .route("/approvals", get(handlers::list_approvals))
         .route("/approvals/approve", post(handlers::approve))
         .route("/approvals/deny", post(handlers::deny))
