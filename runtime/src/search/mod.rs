@@ -37,6 +37,9 @@
 
 mod bm25f;
 mod fields;
+mod hybrid;
+#[cfg(feature = "embeddings")]
+mod minilm;
 mod names;
 mod query;
 mod shapes;
@@ -46,6 +49,10 @@ use std::sync::{Arc, RwLock};
 
 pub use bm25f::{Bm25Index, Bm25Settings};
 pub use fields::Field;
+pub use hybrid::{EmbedError, Embedder, Hybrid};
+#[cfg(feature = "embeddings")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embeddings")))]
+pub use minilm::MiniLm;
 pub(crate) use names::did_you_mean;
 
 use crate::definition::ToolDefinition;
@@ -64,6 +71,13 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 pub trait Scorer: Send + Sync + 'static {
     /// A tool was added (or replaced: same name).
     fn insert(&mut self, tool: &ToolDefinition, level: usize);
+    /// Many tools were added at once (a registry being built): a scorer that works in
+    /// batches (embeddings) overrides this.
+    fn insert_many(&mut self, tools: &[(&ToolDefinition, usize)]) {
+        for (tool, level) in tools {
+            self.insert(tool, *level);
+        }
+    }
     /// A tool was removed.
     fn remove(&mut self, name: &str);
     /// The best `limit` tools at or below `level` for `query`, best first; ties broken by
@@ -74,6 +88,10 @@ pub trait Scorer: Send + Sync + 'static {
 impl Scorer for Box<dyn Scorer> {
     fn insert(&mut self, tool: &ToolDefinition, level: usize) {
         (**self).insert(tool, level);
+    }
+
+    fn insert_many(&mut self, tools: &[(&ToolDefinition, usize)]) {
+        (**self).insert_many(tools);
     }
 
     fn remove(&mut self, name: &str) {
@@ -120,8 +138,8 @@ impl SearchIndex {
         }
     }
 
-    pub(crate) fn insert(&self, tool: &ToolDefinition, level: usize) {
-        contained("insert", || write(&self.scorer).insert(tool, level));
+    pub(crate) fn insert_many(&self, tools: &[(&ToolDefinition, usize)]) {
+        contained("insert", || write(&self.scorer).insert_many(tools));
     }
 
     pub(crate) fn remove(&self, name: &str) {

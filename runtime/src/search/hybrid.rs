@@ -1,0 +1,164 @@
+//! Lexical and semantic search together: BM25F finds what shares the query's words, an
+//! embedding model what shares its meaning ("will it rain" → a weather tool). Each tool's
+//! score is its BM25F score relative to the best one, plus `weight` × the cosine similarity
+//! of its embedding to the query's.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::bm25f::{Bm25Index, Bm25Settings};
+use super::fields::Field;
+use super::{Scored, Scorer};
+use crate::definition::ToolDefinition;
+
+/// Turns texts into vectors whose cosine similarity says how alike they mean (e.g.
+/// [`MiniLm`](super::MiniLm) with the `embeddings` feature, or a remote embeddings API).
+pub trait Embedder: Send + Sync + 'static {
+    /// One vector per text, all of the same length.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// An embedder failed; the search goes on with words alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedError(pub String);
+
+impl fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "embedding failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for EmbedError {}
+
+/// How many lexical results are blended (the rest count as 0 on the lexical side).
+const LEXICAL_DEPTH: usize = 100;
+
+/// A [`Scorer`] blending [`Bm25Index`] with an [`Embedder`]. On BFCL it reaches Recall@5
+/// 0.912 and Recall@1 0.721 with all-MiniLM-L6-v2, against 0.894 and 0.680 for BM25F alone
+/// (see `search_eval`), at the cost of embedding every tool once and every query.
+pub struct Hybrid<E> {
+    lexical: Bm25Index,
+    embedder: E,
+    weight: f32,
+    /// By tool name: its level and normalized embedding (none if embedding it failed).
+    vectors: HashMap<String, (usize, Option<Vec<f32>>)>,
+}
+
+impl<E: Embedder> Hybrid<E> {
+    /// BM25F with default settings plus `embedder`, blended with weight 1.
+    pub fn new(embedder: E) -> Self {
+        Hybrid {
+            lexical: Bm25Index::new(Bm25Settings::default()),
+            embedder,
+            weight: 1.0,
+            vectors: HashMap::new(),
+        }
+    }
+
+    /// How much the semantic side counts against the lexical one (default 1).
+    pub fn weight(mut self, weight: f32) -> Self {
+        self.weight = weight;
+        self
+    }
+
+    /// The text embedded for a tool: its name in words, description and parameter names.
+    fn document(tool: &ToolDefinition) -> String {
+        let name = Field::Name.text(tool).replace(['_', '-', '.'], " ");
+        let parameters = Field::ParameterNames.text(tool);
+        format!("{name}: {} {parameters}", tool.description)
+    }
+
+    fn embed(&self, texts: Vec<String>) -> Option<Vec<Vec<f32>>> {
+        match self.embedder.embed(&texts) {
+            Ok(vectors) if vectors.len() == texts.len() => {
+                Some(vectors.into_iter().map(normalized).collect())
+            }
+            Ok(vectors) => {
+                tracing::warn!(
+                    asked = texts.len(),
+                    got = vectors.len(),
+                    "the embedder returned the wrong number of vectors; searching by words alone"
+                );
+                None
+            }
+            Err(error) => {
+                tracing::warn!(%error, "searching by words alone");
+                None
+            }
+        }
+    }
+}
+
+fn normalized(mut vector: Vec<f32>) -> Vec<f32> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+    vector
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl<E: Embedder> Scorer for Hybrid<E> {
+    fn insert(&mut self, tool: &ToolDefinition, level: usize) {
+        self.insert_many(&[(tool, level)]);
+    }
+
+    fn insert_many(&mut self, tools: &[(&ToolDefinition, usize)]) {
+        self.lexical.insert_many(tools);
+        let texts = tools.iter().map(|(tool, _)| Self::document(tool)).collect();
+        let mut vectors = self.embed(texts).map(Vec::into_iter);
+        for (tool, level) in tools {
+            let vector = vectors.as_mut().and_then(Iterator::next);
+            self.vectors.insert(tool.name.clone(), (*level, vector));
+        }
+    }
+
+    fn remove(&mut self, name: &str) {
+        self.lexical.remove(name);
+        self.vectors.remove(name);
+    }
+
+    fn search(&self, query: &str, level: usize, limit: usize) -> Vec<Scored> {
+        let lexical = self.lexical.search(query, level, LEXICAL_DEPTH.max(limit));
+        let query_vector = self.embed(vec![query.to_owned()]).and_then(|mut v| v.pop());
+        let Some(query_vector) = query_vector else {
+            return lexical.into_iter().take(limit).collect();
+        };
+        let best = lexical
+            .first()
+            .map_or(1.0, |hit| hit.score.max(f64::EPSILON));
+        let by_name: HashMap<&str, &Scored> =
+            lexical.iter().map(|hit| (hit.name.as_str(), hit)).collect();
+        let mut blended: Vec<Scored> = self
+            .vectors
+            .iter()
+            .filter(|(_, (tool_level, _))| *tool_level <= level)
+            .filter_map(|(name, (_, vector))| {
+                let semantic = vector.as_deref().map_or(0.0, |v| cosine(v, &query_vector));
+                let lexical = by_name.get(name.as_str());
+                if lexical.is_none() && semantic <= 0.0 {
+                    return None;
+                }
+                let words = lexical.map_or(0.0, |hit| hit.score / best);
+                Some(Scored {
+                    name: name.clone(),
+                    score: words + f64::from(self.weight * semantic),
+                    relevance: lexical.map_or(0.0, |hit| hit.relevance),
+                })
+            })
+            .collect();
+        blended.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        blended.truncate(limit);
+        blended
+    }
+}
