@@ -361,17 +361,15 @@ impl Bm25Index {
 
     /// BM25F's pooled term frequency: each field's count, weighted and length-normalized.
     fn weighted_frequency(&self, posting: &Posting, doc: &Doc, averages: &[f32; FIELDS]) -> f32 {
-        let mut tf = 0.0;
-        for index in 0..FIELDS {
-            let count = posting.counts[index];
-            if count == 0 {
-                continue;
-            }
-            let (weight, b) = self.settings.fields[index];
-            let norm = 1.0 - b + b * doc.lengths[index] as f32 / averages[index];
-            tf += weight * f32::from(count) / norm;
-        }
-        tf
+        let fields = posting.counts.iter().zip(&self.settings.fields);
+        let per_field = fields.zip(doc.lengths.iter().zip(averages));
+        per_field
+            .filter(|((count, _), _)| **count > 0)
+            .map(|((count, (weight, b)), (length, average))| {
+                let norm = 1.0 - b + b * *length as f32 / average;
+                weight * f32::from(*count) / norm
+            })
+            .sum()
     }
 }
 
