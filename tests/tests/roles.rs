@@ -84,17 +84,16 @@ async fn a_tool_above_the_role_answers_exactly_like_an_unknown_tool() {
     let hidden = registry
         .call(&customer, ToolCall::new("1", "system_stats", json!({})))
         .await;
+    // The very answer the same name gets once the tool does not exist at all (the
+    // did-you-mean part depends on the name asked for and the visible tools only).
+    assert!(registry.unregister("system_stats"));
     let missing = registry
-        .call(&customer, ToolCall::new("1", "system_stats_", json!({})))
+        .call(&customer, ToolCall::new("1", "system_stats", json!({})))
         .await;
     let hidden = hidden.error().unwrap();
     let missing = missing.error().unwrap();
     assert_eq!(hidden.code, ErrorCode::UnknownTool);
-    assert_eq!(missing.code, ErrorCode::UnknownTool);
-    assert_eq!(
-        hidden.message.replace("system_stats", "NAME"),
-        missing.message.replace("system_stats_", "NAME")
-    );
+    assert_eq!(hidden, missing);
     assert!(!hidden.message.contains("admin"), "{}", hidden.message);
     // The message lists what the caller may use, so a model can recover.
     assert!(

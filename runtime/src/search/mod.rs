@@ -3,14 +3,16 @@
 //! [`Registry::search`](crate::Registry::search) ranks the tools a caller may see for a
 //! query; [`Registry::suggest`](crate::Registry::suggest) keeps only those relevant enough to
 //! offer for a conversation; an `unknown_tool` error names the closest visible names; and
-//! [`SearchTools`](crate::tool_search::SearchTools) lets a model search the catalog itself, so it is shown a few tools and
-//! finds the rest.
+//! [`SearchTools`](crate::tool_search::SearchTools) lets a model search the catalog itself,
+//! so it is shown a few tools and finds the rest.
 //!
 //! The default scorer, [`Bm25Index`], is BM25F over a tool's name, title, description,
 //! parameters, group and tags, with stemming, a coverage factor, a phrase bonus and words
-//! for the values a query mentions. Its accuracy is measured on the Berkeley Function
-//! Calling Leaderboard by `cargo run --release -p toolgate-examples --bin search_eval` beside
-//! plain BM25. An application can bring its own [`Scorer`] (e.g. embeddings) with
+//! for the values a query mentions; [`Hybrid`] blends it with an [`Embedder`] (such as
+//! `MiniLm`, feature `embeddings`) to also find tools by meaning. Both are measured on the
+//! Berkeley Function Calling Leaderboard beside plain BM25 by `cargo run --release -p
+//! toolgate-examples --features embeddings --bin search_eval` (see the README). An
+//! application can bring its own [`Scorer`] with
 //! [`RegistryBuilder::search_scorer`](crate::RegistryBuilder::search_scorer).
 //!
 //! ```
