@@ -118,7 +118,7 @@ fn stdio_user_sees_its_tools_and_calls_them() {
         report["unknown"]["get_device_info"]
             .as_str()
             .unwrap()
-            .starts_with("protocol error: unknown tool")
+            .starts_with("protocol error: there is no tool named")
     );
 }
 
@@ -136,7 +136,7 @@ fn stdio_public_caller_sees_only_public_tools() {
         report["unknown"]["reverse_text"]
             .as_str()
             .unwrap()
-            .starts_with("protocol error: unknown tool")
+            .starts_with("protocol error: there is no tool named")
     );
 }
 

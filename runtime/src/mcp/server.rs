@@ -137,11 +137,9 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&context.extensions).await?;
         let Some(definition) = self.registry.definition(&caller, &request.name) else {
-            // Hidden tools answer exactly like unknown ones.
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", request.name),
-                None,
-            ));
+            // Hidden tools answer exactly like unknown ones, with the same "did you mean".
+            let error = self.registry.unknown_tool(&caller, &request.name);
+            return Err(ErrorData::invalid_params(error.message, None));
         };
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);

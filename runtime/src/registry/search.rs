@@ -79,6 +79,20 @@ impl Registry {
         deferred_tools(format, &self.visible_to(caller), always)
     }
 
+    /// What a call of `name` is answered when `caller` may not see it: the `unknown_tool`
+    /// error with its "did you mean" (for protocols that answer before calling).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn unknown_tool(&self, caller: &Caller, name: &str) -> crate::error::ToolError {
+        let snapshot = self.inner.snapshot.load();
+        let found = super::execute::find(&self.inner.config, &snapshot, self.rank(caller), name);
+        // Visible only if registered since the caller was looked up: still unknown to it.
+        found.err().unwrap_or_else(|| {
+            let name = crate::bounded::clip(name, crate::bounded::MAX_QUOTED);
+            let message = format!("there is no tool named `{name}`");
+            crate::error::ToolError::new(crate::error::ErrorCode::UnknownTool, message)
+        })
+    }
+
     fn search_text(&self, caller: &Caller, query: &str, limit: usize) -> Vec<SearchHit> {
         let Some(rank) = self.rank(caller) else {
             return Vec::new();
