@@ -86,6 +86,10 @@ impl LevelStats {
 pub struct Bm25Index {
     settings: Bm25Settings,
     term_ids: HashMap<String, u32>,
+    /// Each term id's term; ids of terms no tool holds any more are reused, so the
+    /// vocabulary stays that of the tools present, however many come and go.
+    terms: Vec<String>,
+    free_terms: Vec<u32>,
     /// How each word was analyzed (tool texts repeat their words, and stemming costs).
     word_terms: HashMap<String, Option<u32>>,
     postings: Vec<Vec<Posting>>,
@@ -110,11 +114,29 @@ impl Bm25Index {
         if let Some(&id) = self.term_ids.get(term) {
             return id;
         }
-        let id = self.postings.len() as u32;
+        let id = match self.free_terms.pop() {
+            Some(id) => {
+                self.terms[id as usize] = term.to_owned();
+                id
+            }
+            None => {
+                self.terms.push(term.to_owned());
+                self.postings.push(Vec::new());
+                self.frequencies.push(Vec::new());
+                (self.terms.len() - 1) as u32
+            }
+        };
         self.term_ids.insert(term.to_owned(), id);
-        self.postings.push(Vec::new());
-        self.frequencies.push(Vec::new());
         id
+    }
+
+    /// Forgets a term no tool holds any more.
+    fn drop_term(&mut self, id: u32) {
+        self.term_ids.remove(&self.terms[id as usize]);
+        self.frequencies[id as usize].clear();
+        self.free_terms.push(id);
+        // Cached analyses may point at the id.
+        self.word_terms.clear();
     }
 
     /// The term ids of `text`, adding new terms.
@@ -210,6 +232,9 @@ impl Scorer for Bm25Index {
         for &term in &removed.terms {
             self.postings[term as usize].retain(|posting| posting.doc != doc);
             self.frequencies[term as usize][removed.level] -= 1;
+            if self.postings[term as usize].is_empty() {
+                self.drop_term(term);
+            }
         }
         let stats = &mut self.levels[removed.level];
         stats.docs -= 1;
@@ -384,4 +409,38 @@ fn sum_to(per_level: &[u32], level: usize) -> u32 {
 
 pub(crate) fn pair_key(first: u32, second: u32) -> u64 {
     (u64::from(first) << 32) | u64::from(second)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> ToolDefinition {
+        ToolDefinition::new(name, description, "public", json!({"type": "object"}))
+    }
+
+    #[test]
+    fn the_vocabulary_is_that_of_the_tools_present() {
+        let mut index = Bm25Index::default();
+        index.insert(&tool("keep", "Water the garden."), 0);
+        for round in 0..1000 {
+            let name = format!("session_{round}");
+            index.insert(&tool(&name, &format!("Unique word zq{round}x.")), 0);
+            index.remove(&name);
+        }
+        assert!(index.terms.len() < 20, "{} terms kept", index.terms.len());
+        assert_eq!(
+            index.term_ids.len(),
+            index.terms.len() - index.free_terms.len()
+        );
+        let found = index.search("water the garden", 0, 5);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name, "keep");
+        // A recycled id holds its new term only.
+        index.insert(&tool("late", "Unique word zq5x again."), 0);
+        assert_eq!(index.search("zq5x", 0, 5)[0].name, "late");
+        assert!(index.search("zq999x", 0, 5).is_empty());
+    }
 }
