@@ -634,3 +634,23 @@ fn hybrid_search_finds_by_meaning_and_keeps_to_the_callers_tools() {
     );
     assert!(fallback.search(&public(), "will it rain", 3).is_empty());
 }
+
+#[tokio::test]
+async fn did_you_mean_also_finds_tools_by_the_words_of_the_name() {
+    let registry = base().build().unwrap();
+    // Spelled nothing alike, but its words are those of a tool.
+    let outcome = registry
+        .call(
+            &public(),
+            ToolCall::new("1", "reserve_restaurant_table", "{}"),
+        )
+        .await;
+    let message = &outcome.error().unwrap().message;
+    assert!(message.contains("did you mean `book_table`?"), "{message}");
+    // Words that match nothing relevant enough suggest nothing.
+    let outcome = registry
+        .call(&public(), ToolCall::new("2", "no_such_tool", "{}"))
+        .await;
+    let message = &outcome.error().unwrap().message;
+    assert!(!message.contains("did you mean"), "{message}");
+}

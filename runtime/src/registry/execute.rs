@@ -156,7 +156,8 @@ pub(crate) fn find<'s>(
     Err(ToolError::new(ErrorCode::UnknownTool, message))
 }
 
-/// Visible names close to `name`: alike in spelling, or found by searching its words.
+/// Visible names close to `name`: alike in spelling, or found by searching its words (as
+/// relevant as a suggestion must be).
 fn suggestions(
     config: &Config,
     snapshot: &Snapshot,
@@ -169,6 +170,7 @@ fn suggestions(
         .map(|rank| config.search.search(name, rank, 3))
         .unwrap_or_default()
         .into_iter()
+        .filter(|scored| scored.relevance >= config.suggestion_threshold)
         .filter(|scored| snapshot.visible(rank, &scored.name).is_some())
         .map(|scored| scored.name)
         .collect();
