@@ -9,7 +9,7 @@
 //! | [`Gemini`] | `generateContent` | no |
 //!
 //! Every client retries 429 and 5xx answers with backoff (bounded, honouring `Retry-After`;
-//! see [`HttpSettings`]) and reports what went wrong as a [`ModelError`](super::ModelError)
+//! see [`HttpSettings`]) and reports what went wrong as a [`ModelError`]
 //! with the status and the provider's own error body.
 
 mod anthropic;
