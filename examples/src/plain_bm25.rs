@@ -113,12 +113,7 @@ impl Scorer for PlainBm25 {
                 relevance: 0.0,
             })
             .collect();
-        scored.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        scored.truncate(limit);
+        toolgate::search::best_first(&mut scored, limit);
         scored
     }
 }

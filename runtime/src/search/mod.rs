@@ -117,6 +117,17 @@ pub struct Scored {
     pub relevance: f64,
 }
 
+/// Puts `scored` in the order [`Scorer::search`] promises (best first, ties by name) and
+/// keeps the first `limit`: for scorers that score every candidate.
+pub fn best_first(scored: &mut Vec<Scored>, limit: usize) {
+    scored.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    scored.truncate(limit);
+}
+
 /// One tool found for a caller.
 #[derive(Debug, Clone)]
 pub struct SearchHit {
