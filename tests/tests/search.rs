@@ -654,3 +654,19 @@ async fn did_you_mean_also_finds_tools_by_the_words_of_the_name() {
     let message = &outcome.error().unwrap().message;
     assert!(!message.contains("did you mean"), "{message}");
 }
+
+#[tokio::test]
+async fn the_agent_can_preload_the_tools_that_fit_the_users_message() {
+    let registry = with_hidden();
+    let model = Scripted::new([text("It is sunny.")]);
+    let agent = Agent::builder(registry.clone(), model.clone())
+        .select_tools(ToolSearch::new(&registry).preload(2))
+        .build();
+    agent
+        .run(&public(), "What's the weather forecast for Oslo?")
+        .await
+        .unwrap();
+    // Without `search_tools` registered, only what fits the message is shown; never the
+    // staff tool, which fits it too.
+    assert_eq!(model.seen()[0].tools, ["get_weather"]);
+}
