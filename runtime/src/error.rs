@@ -43,6 +43,9 @@ pub enum ErrorCode {
     RateLimited,
     /// The batch has more calls than the registry accepts at once.
     BatchTooLarge,
+    /// A store the call depends on (approvals, rate limits, audit) could not be reached; the
+    /// call did not run. Worth retrying later.
+    StoreUnavailable,
     /// A code chosen by the tool itself.
     Custom(Cow<'static, str>),
 }
@@ -86,6 +89,7 @@ known_codes! {
     ApprovalDenied => "approval_denied",
     RateLimited => "rate_limited",
     BatchTooLarge => "batch_too_large",
+    StoreUnavailable => "store_unavailable",
 }
 
 impl fmt::Display for ErrorCode {

@@ -92,6 +92,7 @@ mod registry;
 mod roles;
 mod schema;
 pub mod search;
+pub mod store;
 mod static_tool;
 mod sync;
 mod template;

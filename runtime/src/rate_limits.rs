@@ -1,14 +1,19 @@
-//! Rate limits per caller and per tool, on `governor`'s keyed GCRA limiters.
+//! Rate limits per caller and per tool: GCRA budgets, kept in memory (on `governor`) or in a
+//! database shared by several instances.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError};
+use crate::store::error::{StoreError, StoreFuture, ready};
+use crate::sync::lock;
 
 /// How many calls may be made in a period, with a burst.
 ///
@@ -37,42 +42,131 @@ impl RateLimit {
     }
 }
 
-/// The limiters of a registry.
+impl RateLimit {
+    /// The time one call's budget takes to come back (the period divided by the calls).
+    pub fn interval(&self) -> Duration {
+        self.quota.replenish_interval()
+    }
+
+    /// How many calls may come at once.
+    pub fn burst(&self) -> u32 {
+        self.quota.burst_size().get()
+    }
+}
+
+/// Where rate-limit budgets are kept: in this process ([`MemoryRateLimitStore`], the
+/// default), or in a database shared by every instance of an application (the SQLite and
+/// PostgreSQL stores of [`crate::store`]), so that a budget holds across all of them.
+///
+/// Budgets follow GCRA (the generic cell rate algorithm): a budget of `burst` calls, one of
+/// which comes back every `interval`. `take` must be atomic: of concurrent takes of one key,
+/// only as many succeed as the budget holds.
+pub trait RateLimitStore: Send + Sync + 'static {
+    /// Takes one call from the budget `key` under `limit`: `Ok(())`, or how long until the
+    /// next call would be allowed.
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit)
+    -> StoreFuture<'a, Result<(), Duration>>;
+}
+
+impl<T: RateLimitStore + ?Sized> RateLimitStore for Arc<T> {
+    fn take<'a>(
+        &'a self,
+        key: &'a str,
+        limit: RateLimit,
+    ) -> StoreFuture<'a, Result<(), Duration>> {
+        (**self).take(key, limit)
+    }
+}
+
+/// Budgets in this process's memory, on `governor`'s limiters.
 #[derive(Default)]
+pub struct MemoryRateLimitStore {
+    limiters: Mutex<HashMap<String, (RateLimit, Arc<DefaultDirectRateLimiter>)>>,
+}
+
+impl fmt::Debug for MemoryRateLimitStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryRateLimitStore").finish_non_exhaustive()
+    }
+}
+
+impl RateLimitStore for MemoryRateLimitStore {
+    fn take<'a>(
+        &'a self,
+        key: &'a str,
+        limit: RateLimit,
+    ) -> StoreFuture<'a, Result<(), Duration>> {
+        let limiter = {
+            let mut limiters = lock(&self.limiters);
+            match limiters.get(key) {
+                Some((kept, limiter)) if *kept == limit => Arc::clone(limiter),
+                _ => {
+                    let limiter = Arc::new(RateLimiter::direct(limit.quota));
+                    limiters.insert(key.to_owned(), (limit, Arc::clone(&limiter)));
+                    limiter
+                }
+            }
+        };
+        let answer = limiter
+            .check()
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()));
+        ready(Ok(answer))
+    }
+}
+
+/// The limits of a registry, and where their budgets are kept.
 pub(crate) struct RateLimits {
-    per_caller: Option<DefaultKeyedRateLimiter<String>>,
-    per_tool: HashMap<String, DefaultKeyedRateLimiter<()>>,
+    per_caller: Option<RateLimit>,
+    per_tool: HashMap<String, RateLimit>,
+    pub(crate) store: Arc<dyn RateLimitStore>,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            per_caller: None,
+            per_tool: HashMap::new(),
+            store: Arc::new(MemoryRateLimitStore::default()),
+        }
+    }
 }
 
 impl RateLimits {
     pub(crate) fn set_per_caller(&mut self, limit: RateLimit) {
-        self.per_caller = Some(RateLimiter::keyed(limit.quota));
+        self.per_caller = Some(limit);
     }
 
     pub(crate) fn set_per_tool(&mut self, tool: String, limit: RateLimit) {
-        self.per_tool.insert(tool, RateLimiter::keyed(limit.quota));
+        self.per_tool.insert(tool, limit);
     }
 
-    /// Takes one call from the caller's and the tool's budget, or says how long to wait.
-    pub(crate) fn check(&self, caller: &str, tool: &str) -> Result<(), ToolError> {
-        if let Some(limiter) = &self.per_caller
-            && let Err(not_until) = limiter.check_key(&caller.to_owned())
-        {
-            return Err(limited(
-                "you are making calls too fast",
-                not_until.wait_time_from(DefaultClock::default().now()),
-            ));
+    /// Takes one call from the caller's and the tool's budget, or says how long to wait. A
+    /// store that cannot answer refuses the call: a limit that cannot be checked is not
+    /// lifted.
+    pub(crate) async fn check(&self, caller: &str, tool: &str) -> Result<(), ToolError> {
+        if let Some(limit) = self.per_caller {
+            let key = format!("caller:{caller}");
+            if let Err(wait) = self.store.take(&key, limit).await.map_err(unavailable)? {
+                return Err(limited("you are making calls too fast", wait));
+            }
         }
-        if let Some(limiter) = self.per_tool.get(tool)
-            && let Err(not_until) = limiter.check_key(&())
-        {
-            return Err(limited(
-                &format!("`{tool}` is being called too often"),
-                not_until.wait_time_from(DefaultClock::default().now()),
-            ));
+        if let Some(limit) = self.per_tool.get(tool) {
+            let key = format!("tool:{tool}");
+            if let Err(wait) = self.store.take(&key, *limit).await.map_err(unavailable)? {
+                return Err(limited(&format!("`{tool}` is being called too often"), wait));
+            }
         }
         Ok(())
     }
+}
+
+/// A call refused because a store it needs could not answer.
+pub(crate) fn unavailable(error: StoreError) -> ToolError {
+    tracing::error!(%error, "a store could not answer; the call is refused");
+    ToolError::new(
+        ErrorCode::StoreUnavailable,
+        "this call could not be checked (a store is unavailable); it did not run. Try again later",
+    )
 }
 
 fn limited(what: &str, wait: Duration) -> ToolError {

@@ -21,9 +21,14 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::registry::BatchOptions;
+use super::AgentError;
 
 /// Runs turns until the run stops, keeps it in the store, and reports its end.
-pub(crate) async fn drive(settings: &Settings, mut run: Run, options: &RunOptions) -> Run {
+pub(crate) async fn drive(
+    settings: &Settings,
+    mut run: Run,
+    options: &RunOptions,
+) -> Result<Run, AgentError> {
     let cancel = options.cancel.clone().unwrap_or_default();
     let deadline = settings.time_budget.map(|budget| Instant::now() + budget);
     run.status = loop {
@@ -35,15 +40,16 @@ pub(crate) async fn drive(settings: &Settings, mut run: Run, options: &RunOption
             None => continue,
         }
     };
-    finish(settings, run)
+    finish(settings, run).await
 }
 
-/// Keeps the run and reports its status.
-pub(crate) fn finish(settings: &Settings, run: Run) -> Run {
+/// Keeps the run and reports its status. A run that cannot be kept is an error: its caller
+/// could not go on with it.
+pub(crate) async fn finish(settings: &Settings, run: Run) -> Result<Run, AgentError> {
+    settings.store.put(run.clone()).await.map_err(AgentError::Store)?;
     let status = serde_json::to_value(&run.status).unwrap_or(Value::Null);
     publish(settings, &run, || EventKind::RunFinished { status });
-    settings.store.put(run.clone());
-    run
+    Ok(run)
 }
 
 fn limit_before_turn(

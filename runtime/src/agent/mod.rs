@@ -65,6 +65,7 @@ use crate::approval::TicketError;
 use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::registry::Registry;
+use crate::store::StoreError;
 use builder::Settings;
 
 /// A model with the registry's tools, for any number of runs. Cheap to clone.
@@ -115,6 +116,8 @@ pub enum AgentError {
     DuplicateId,
     /// The run waits for approval of its calls: resume it before writing to it again.
     AwaitingApproval,
+    /// The run store could not be reached.
+    Store(StoreError),
 }
 
 impl std::fmt::Display for AgentError {
@@ -142,6 +145,7 @@ impl std::fmt::Display for AgentError {
             AgentError::AwaitingApproval => f.write_str(
                 "the run is waiting for approval of its calls; resume it before sending another message",
             ),
+            AgentError::Store(error) => write!(f, "{error}"),
         }
     }
 }
@@ -173,13 +177,13 @@ impl Agent {
         options: RunOptions,
     ) -> Result<Run, AgentError> {
         let id = options.id.clone().unwrap_or_default();
-        if self.inner.store.get(&id).is_some() {
+        if self.inner.store.get(&id).await.map_err(AgentError::Store)?.is_some() {
             return Err(AgentError::DuplicateId);
         }
         let mut run = Run::new(id, caller.clone());
         run.transcript.extend(options.history.iter().cloned());
         run.transcript.push(Message::User { text: input.into() });
-        Ok(driver::drive(&self.inner, run, &options).await)
+        driver::drive(&self.inner, run, &options).await
     }
 
     /// The caller's next message in a run that stopped (finished, or at a limit): the
@@ -191,15 +195,15 @@ impl Agent {
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<Run, AgentError> {
-        let mut run = self.take_own(caller, id)?;
+        let mut run = self.take_own(caller, id).await?;
         if let RunStatus::NeedsApproval { .. } = run.status {
-            self.inner.store.put(run);
+            self.inner.store.put(run).await.map_err(AgentError::Store)?;
             return Err(AgentError::AwaitingApproval);
         }
         run.transcript.push(Message::User { text: input.into() });
         run.exchange_turns = 0;
         run.exchange_calls = 0;
-        Ok(driver::drive(&self.inner, run, &options).await)
+        driver::drive(&self.inner, run, &options).await
     }
 
     /// Goes on with a run waiting for approval. `who` decides the calls named in `decisions`
@@ -230,17 +234,16 @@ impl Agent {
     }
 
     /// A run of `caller`'s, as it stands.
-    pub fn get(&self, caller: &Caller, id: &RunId) -> Option<Run> {
-        self.inner
-            .store
-            .get(id)
-            .filter(|run| run.caller.id() == caller.id())
+    pub async fn get(&self, caller: &Caller, id: &RunId) -> Result<Option<Run>, AgentError> {
+        let run = self.inner.store.get(id).await.map_err(AgentError::Store)?;
+        Ok(run.filter(|run| run.caller.id() == caller.id()))
     }
 
-    fn take_own(&self, caller: &Caller, id: &RunId) -> Result<Run, AgentError> {
-        let run = self.inner.store.take(id).ok_or(AgentError::RunNotFound)?;
+    async fn take_own(&self, caller: &Caller, id: &RunId) -> Result<Run, AgentError> {
+        let run = self.inner.store.take(id).await.map_err(AgentError::Store)?;
+        let run = run.ok_or(AgentError::RunNotFound)?;
         if run.caller.id() != caller.id() {
-            self.inner.store.put(run);
+            self.inner.store.put(run).await.map_err(AgentError::Store)?;
             return Err(AgentError::RunNotFound);
         }
         Ok(run)

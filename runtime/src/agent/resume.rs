@@ -21,35 +21,44 @@ pub(crate) async fn resume(
     decisions: Vec<CallDecision>,
     options: &RunOptions,
 ) -> Result<Run, AgentError> {
-    let mut run = settings.store.take(id).ok_or(AgentError::RunNotFound)?;
+    let mut run = settings
+        .store
+        .take(id)
+        .await
+        .map_err(AgentError::Store)?
+        .ok_or(AgentError::RunNotFound)?;
     if let Err(error) = check_request(&run, who, &decisions) {
-        settings.store.put(run);
+        settings.store.put(run).await.map_err(AgentError::Store)?;
         return Err(error);
     }
     for decision in &decisions {
         if let Err(error) = apply(settings, &mut run, who, decision).await {
             // What was decided so far stays decided; the run still waits.
             let run = refresh_pending(run);
-            settings.store.put(run);
+            settings.store.put(run).await.map_err(AgentError::Store)?;
             return Err(error);
         }
     }
-    take_in_decided_elsewhere(settings, &mut run);
+    if let Err(error) = take_in_decided_elsewhere(settings, &mut run).await {
+        // The run waits as it did; it can be resumed once the store answers again.
+        settings.store.put(run).await.map_err(AgentError::Store)?;
+        return Err(error);
+    }
     if run
         .waiting
         .iter()
         .any(|slot| matches!(slot, Slot::Waiting(_)))
     {
-        return Ok(driver::finish(settings, refresh_pending(run)));
+        return driver::finish(settings, refresh_pending(run)).await;
     }
     let limit_reached = feed_results(&mut run);
     if limit_reached {
         run.status = RunStatus::ToolCallLimit {
             calls: settings.max_tool_calls,
         };
-        return Ok(driver::finish(settings, run));
+        return driver::finish(settings, run).await;
     }
-    Ok(driver::drive(settings, run, options).await)
+    driver::drive(settings, run, options).await
 }
 
 /// The run waits, every decision names a waiting call, and `who` may touch the run: its
@@ -103,7 +112,7 @@ async fn apply(
     let outcome = match decided {
         Ok(outcome) => outcome,
         Err(TicketError::Expired) => expired(&waiting),
-        Err(error) => match decided_elsewhere(settings, &waiting) {
+        Err(error) => match decided_elsewhere(settings, &waiting).await? {
             Some(outcome) => outcome,
             None => {
                 return Err(AgentError::Decision {
@@ -119,7 +128,7 @@ async fn apply(
 
 /// Calls decided through other routes (the approval API) since the run stopped, and calls
 /// whose ticket expired undecided.
-fn take_in_decided_elsewhere(settings: &Settings, run: &mut Run) {
+async fn take_in_decided_elsewhere(settings: &Settings, run: &mut Run) -> Result<(), AgentError> {
     let now = crate::time::now_secs();
     let waiting: Vec<PendingApproval> = run
         .waiting
@@ -130,23 +139,28 @@ fn take_in_decided_elsewhere(settings: &Settings, run: &mut Run) {
         })
         .collect();
     for waiting in waiting {
-        let outcome = match decided_elsewhere(settings, &waiting) {
+        let outcome = match decided_elsewhere(settings, &waiting).await? {
             Some(outcome) => outcome,
             None if waiting.expires <= now => expired(&waiting),
             None => continue,
         };
         settle(settings, run, &waiting, outcome);
     }
+    Ok(())
 }
 
-fn decided_elsewhere(settings: &Settings, waiting: &PendingApproval) -> Option<ToolOutcome> {
-    let decided = settings.registry.decided_call(&waiting.ticket_id)?;
-    Some(ToolOutcome {
+async fn decided_elsewhere(
+    settings: &Settings,
+    waiting: &PendingApproval,
+) -> Result<Option<ToolOutcome>, AgentError> {
+    let decided = settings.registry.decided_call(&waiting.ticket_id).await;
+    let outcome = decided.map_err(AgentError::Store)?.map(|decided| ToolOutcome {
         call_id: waiting.call_id.clone(),
         tool: waiting.tool.clone(),
         result: decided.result,
         duration: Duration::ZERO,
-    })
+    });
+    Ok(outcome)
 }
 
 fn expired(waiting: &PendingApproval) -> ToolOutcome {

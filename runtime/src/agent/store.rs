@@ -5,28 +5,32 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::run::{Run, RunId, RunStatus};
+use crate::store::error::{StoreFuture, ready};
 use crate::sync::lock;
 
-/// Keeps runs. `take` must be atomic: of two concurrent takes of one run, one gets it, so a
-/// run is resumed once. A persistent store (a database) lets a run waiting for approval
-/// survive a restart: every [`Run`] is serde-serializable.
+/// Keeps runs. `take` must be atomic: of two concurrent takes of one run (also from two
+/// processes sharing a database), one gets it, so a run is resumed once. A persistent store
+/// lets a run waiting for approval survive a restart: every [`Run`] is serde-serializable.
+///
+/// Implementations: [`MemoryRunStore`] (the default), and the SQLite and PostgreSQL stores of
+/// [`crate::store`].
 pub trait RunStore: Send + Sync + 'static {
     /// Keeps a run, replacing the one with its id.
-    fn put(&self, run: Run);
+    fn put(&self, run: Run) -> StoreFuture<'_, ()>;
     /// Removes and returns a run.
-    fn take(&self, id: &RunId) -> Option<Run>;
+    fn take<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>>;
     /// A run, left in place.
-    fn get(&self, id: &RunId) -> Option<Run>;
+    fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>>;
 }
 
 impl<T: RunStore> RunStore for std::sync::Arc<T> {
-    fn put(&self, run: Run) {
+    fn put(&self, run: Run) -> StoreFuture<'_, ()> {
         (**self).put(run)
     }
-    fn take(&self, id: &RunId) -> Option<Run> {
+    fn take<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         (**self).take(id)
     }
-    fn get(&self, id: &RunId) -> Option<Run> {
+    fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         (**self).get(id)
     }
 }
@@ -57,7 +61,7 @@ impl Default for MemoryRunStore {
 }
 
 impl RunStore for MemoryRunStore {
-    fn put(&self, run: Run) {
+    fn put(&self, run: Run) -> StoreFuture<'_, ()> {
         let mut guard = lock(&self.runs);
         let (runs, order) = &mut *guard;
         if !runs.contains_key(&run.id) {
@@ -75,17 +79,20 @@ impl RunStore for MemoryRunStore {
                 runs.remove(&id);
             }
         }
+        ready(Ok(()))
     }
 
-    fn take(&self, id: &RunId) -> Option<Run> {
+    fn take<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         let mut guard = lock(&self.runs);
         let (runs, order) = &mut *guard;
-        let run = runs.remove(id)?;
-        order.retain(|kept| kept != id);
-        Some(run)
+        let run = runs.remove(id);
+        if run.is_some() {
+            order.retain(|kept| kept != id);
+        }
+        ready(Ok(run))
     }
 
-    fn get(&self, id: &RunId) -> Option<Run> {
-        lock(&self.runs).0.get(id).cloned()
+    fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
+        ready(Ok(lock(&self.runs).0.get(id).cloned()))
     }
 }

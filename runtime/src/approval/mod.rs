@@ -2,6 +2,7 @@
 //! single-use ticket, redeemed with [`Registry::approve`](crate::Registry::approve) or
 //! [`Registry::deny`](crate::Registry::deny)).
 
+mod grants;
 mod pending;
 mod ticket;
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use grants::{Grant, GrantStore, MemoryGrantStore};
 pub use pending::{DecidedCall, MemoryPendingStore, PendingCall, PendingStore};
 pub use ticket::TicketError;
 pub(crate) use ticket::{TicketSigner, hex as hex_digest};
@@ -45,8 +47,9 @@ pub enum ApprovalAnswer {
     /// Run it with these arguments instead (checked against the schema again). A secret
     /// argument left as `"[redacted]"` keeps its real value.
     ApproveWithArguments(Value),
-    /// Run it, and every later call of this tool by this caller, without asking again
-    /// (for as long as the registry lives).
+    /// Run it, and every later call of this tool by this caller, without asking again (a
+    /// [`Grant`], kept in the registry's [`GrantStore`]: in memory by default, or in a
+    /// database where it survives restarts).
     ApproveAlways,
     /// Do not run it; the reason goes back to the model.
     Deny {

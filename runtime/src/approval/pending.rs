@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::caller::Caller;
 use crate::error::ToolError;
+use crate::store::error::{StoreFuture, ready};
 use crate::sync::lock;
 
 /// A call that needs approval and has not run.
@@ -56,68 +57,92 @@ pub struct DecidedCall {
     pub keep_until: u64,
 }
 
-/// Where pending calls wait. `take` must be atomic: of two concurrent takes of one ticket,
-/// exactly one gets the call, which is what makes a ticket single-use.
+/// Where pending calls wait. `take` must be atomic: of two concurrent takes of one ticket
+/// (also from two processes sharing a database), exactly one gets the call, which is what
+/// makes a ticket single-use. Expired calls are never returned by `take`, `get` or `list`,
+/// and a store removes them (bounded retention).
+///
+/// Implementations: [`MemoryPendingStore`] (the default), and the SQLite and PostgreSQL
+/// stores of [`crate::store`].
 pub trait PendingStore: Send + Sync + 'static {
     /// Keeps a pending call.
-    fn put(&self, call: PendingCall);
-    /// Removes and returns the call of a ticket id.
-    fn take(&self, ticket_id: &str) -> Option<PendingCall>;
+    fn put(&self, call: PendingCall) -> StoreFuture<'_, ()>;
+    /// Removes and returns the call of a ticket id, if it is there and not expired.
+    fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>>;
     /// The call of a ticket id, left in place (to check who may decide it before taking it).
-    fn get(&self, ticket_id: &str) -> Option<PendingCall>;
-    /// Every call still pending (for a list of approvals to review).
-    fn list(&self) -> Vec<PendingCall>;
+    fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>>;
+    /// Every call still pending (for a list of approvals to review), by ticket id.
+    fn list(&self) -> StoreFuture<'_, Vec<PendingCall>>;
     /// Keeps what came of a decided call of an agent run, under its ticket id.
-    fn put_decided(&self, ticket_id: &str, decided: DecidedCall);
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall)
+    -> StoreFuture<'a, ()>;
     /// What came of a decided call, if it was decided (and is still kept).
-    fn decided(&self, ticket_id: &str) -> Option<DecidedCall>;
+    fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>>;
 }
 
 impl<T: PendingStore> PendingStore for std::sync::Arc<T> {
-    fn put(&self, call: PendingCall) {
+    fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         (**self).put(call)
     }
-    fn take(&self, ticket_id: &str) -> Option<PendingCall> {
+    fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         (**self).take(ticket_id)
     }
-    fn get(&self, ticket_id: &str) -> Option<PendingCall> {
+    fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         (**self).get(ticket_id)
     }
-    fn list(&self) -> Vec<PendingCall> {
+    fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         (**self).list()
     }
-    fn put_decided(&self, ticket_id: &str, decided: DecidedCall) {
+    fn put_decided<'a>(
+        &'a self,
+        ticket_id: &'a str,
+        decided: DecidedCall,
+    ) -> StoreFuture<'a, ()> {
         (**self).put_decided(ticket_id, decided)
     }
-    fn decided(&self, ticket_id: &str) -> Option<DecidedCall> {
+    fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
         (**self).decided(ticket_id)
     }
 }
 
-/// An in-memory [`PendingStore`] (the default).
+/// An in-memory [`PendingStore`] (the default): calls are lost when the process ends.
 #[derive(Debug, Default)]
 pub struct MemoryPendingStore {
     calls: Mutex<HashMap<String, PendingCall>>,
     decided: Mutex<HashMap<String, DecidedCall>>,
 }
 
+impl MemoryPendingStore {
+    fn live(&self, ticket_id: &str, take: bool) -> Option<PendingCall> {
+        let mut calls = lock(&self.calls);
+        let now = crate::time::now_secs();
+        let call = if take {
+            calls.remove(ticket_id)?
+        } else {
+            calls.get(ticket_id)?.clone()
+        };
+        (call.expires > now).then_some(call)
+    }
+}
+
 impl PendingStore for MemoryPendingStore {
-    fn put(&self, call: PendingCall) {
+    fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         let mut calls = lock(&self.calls);
         let now = crate::time::now_secs();
         calls.retain(|_, pending| pending.expires > now);
         calls.insert(call.ticket_id.clone(), call);
+        ready(Ok(()))
     }
 
-    fn take(&self, ticket_id: &str) -> Option<PendingCall> {
-        lock(&self.calls).remove(ticket_id)
+    fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
+        ready(Ok(self.live(ticket_id, true)))
     }
 
-    fn get(&self, ticket_id: &str) -> Option<PendingCall> {
-        lock(&self.calls).get(ticket_id).cloned()
+    fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
+        ready(Ok(self.live(ticket_id, false)))
     }
 
-    fn list(&self) -> Vec<PendingCall> {
+    fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         let now = crate::time::now_secs();
         let calls = lock(&self.calls);
         let mut pending: Vec<PendingCall> = calls
@@ -126,17 +151,22 @@ impl PendingStore for MemoryPendingStore {
             .cloned()
             .collect();
         pending.sort_by(|a, b| a.ticket_id.cmp(&b.ticket_id));
-        pending
+        ready(Ok(pending))
     }
 
-    fn put_decided(&self, ticket_id: &str, decided: DecidedCall) {
+    fn put_decided<'a>(
+        &'a self,
+        ticket_id: &'a str,
+        decided: DecidedCall,
+    ) -> StoreFuture<'a, ()> {
         let mut kept = lock(&self.decided);
         let now = crate::time::now_secs();
         kept.retain(|_, decided| decided.keep_until > now);
         kept.insert(ticket_id.to_owned(), decided);
+        ready(Ok(()))
     }
 
-    fn decided(&self, ticket_id: &str) -> Option<DecidedCall> {
-        lock(&self.decided).get(ticket_id).cloned()
+    fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
+        ready(Ok(lock(&self.decided).get(ticket_id).cloned()))
     }
 }

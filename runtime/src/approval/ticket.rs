@@ -45,6 +45,8 @@ pub enum TicketError {
     AlreadyUsed,
     /// The pending call does not match what the ticket was signed for.
     Mismatch,
+    /// The store of pending calls could not be reached; nothing was decided. Try again.
+    StoreUnavailable,
 }
 
 impl fmt::Display for TicketError {
@@ -59,6 +61,9 @@ impl fmt::Display for TicketError {
             }
             TicketError::Mismatch => {
                 "the approval ticket does not match the call it is presented for"
+            }
+            TicketError::StoreUnavailable => {
+                "the store of waiting calls is unavailable, so nothing was decided; try again later"
             }
         })
     }

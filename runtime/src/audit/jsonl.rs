@@ -6,15 +6,13 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::chain::{GENESIS, Link, link};
 use super::{AuditRecord, AuditSink};
 use crate::approval::hex_digest;
 use crate::sync::lock;
-
-/// `prev_hash` of the first record.
-pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 struct Chain {
     file: File,
@@ -109,12 +107,8 @@ impl JsonlFileSink {
 
     fn append(&self, record: &AuditRecord) -> io::Result<()> {
         let mut chain = lock(&self.chain);
-        let mut line = json!(record);
-        line["seq"] = json!(chain.seq);
-        line["prev_hash"] = json!(chain.last_hash);
-        let unhashed = line.to_string();
-        let hash = hex_digest(&Sha256::digest(unhashed.as_bytes()));
-        let mut text = unhashed;
+        let Link { body, hash } = link(record, chain.seq, &chain.last_hash);
+        let mut text = body;
         text.pop(); // the closing `}`
         text.push_str(&format!(",\"hash\":\"{hash}\"}}\n"));
         chain.file.write_all(text.as_bytes())?;

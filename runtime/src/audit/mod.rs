@@ -1,15 +1,20 @@
 //! One audit record per call (also unknown, refused, invalid and denied ones), written to
 //! sinks: `tracing` events, an append-only hash-chained JSON Lines file, or your own.
 
-mod history;
+mod chain;
 mod jsonl;
+mod store;
 mod verify;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub(crate) use history::History;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use chain::{ChainChecker, GENESIS, Link};
+pub(crate) use chain::link;
+pub use chain::{ChainBreak, VerifiedChain};
 pub use jsonl::JsonlFileSink;
+pub use store::{AuditStore, MemoryAuditStore};
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 
 /// Shown instead of a secret argument's value.
@@ -43,6 +48,23 @@ pub struct AuditRecord {
     pub outcome: String,
     /// Time from receiving the call to its outcome.
     pub duration_ms: f64,
+}
+
+/// When a call's record is written to the [`AuditStore`], and what happens when it cannot
+/// be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuditMode {
+    /// One record per call, written when the call ends and before its answer is returned, so
+    /// every answered call has its record. If the store fails at that point the answer still
+    /// goes back (the tool has run; hiding its result would make the model repeat it) and
+    /// the failure is logged at ERROR. The default: it costs one write per call, and an audit
+    /// database that is briefly down does not stop every tool.
+    #[default]
+    AfterCall,
+    /// Also a record *before* the tool runs (outcome `"started"`), after the call is
+    /// authorized: if it cannot be written, the call does not run (`store_unavailable`). Two
+    /// records per executed call; for applications that must never act unrecorded.
+    BeforeRun,
 }
 
 /// Receives every audit record. Called on the calling task: keep it quick, or hand records

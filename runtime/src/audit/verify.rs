@@ -6,7 +6,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::AuditRecord;
-use super::jsonl::{GENESIS, claimed_and_actual_hash};
+use super::chain::GENESIS;
+use super::jsonl::claimed_and_actual_hash;
 
 /// A verified audit log.
 #[derive(Debug, Clone, PartialEq)]

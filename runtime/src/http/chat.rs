@@ -84,8 +84,9 @@ pub(crate) async fn show(
     Authenticated(caller): Authenticated,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let run = agent(&shared).get(&caller, &RunId::from(id));
-    run.map(view)
+    let run = agent(&shared).get(&caller, &RunId::from(id)).await;
+    run.map_err(agent_error)?
+        .map(view)
         .ok_or_else(|| agent_error(AgentError::RunNotFound))
 }
 
@@ -134,6 +135,7 @@ fn agent_error(error: AgentError) -> ApiError {
         AgentError::UnknownCall { .. } => (StatusCode::BAD_REQUEST, "unknown_call"),
         AgentError::Decision { .. } => (StatusCode::CONFLICT, "decision_refused"),
         AgentError::AwaitingApproval => (StatusCode::CONFLICT, "run_awaiting_approval"),
+        AgentError::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
         _ => (StatusCode::CONFLICT, "run_conflict"),
     };
     ApiError::new(status, code, error.to_string())

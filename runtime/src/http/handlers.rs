@@ -131,7 +131,10 @@ pub(crate) async fn list_approvals(
     State(shared): Shares,
     Authenticated(approver): Authenticated,
 ) -> Result<Response, ApiError> {
-    let pending = shared.registry.pending_approvals(&approver);
+    let pending = shared.registry.pending_approvals(&approver).await;
+    let pending = pending.map_err(|error| {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", error.to_string())
+    })?;
     Ok(Json(json!({ "pending": pending })).into_response())
 }
 
@@ -164,6 +167,7 @@ fn ticket_error(error: TicketError) -> ApiError {
         TicketError::Invalid => (StatusCode::BAD_REQUEST, "invalid_ticket"),
         TicketError::Expired => (StatusCode::GONE, "ticket_expired"),
         TicketError::AlreadyUsed => (StatusCode::CONFLICT, "ticket_not_pending"),
+        TicketError::StoreUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "store_unavailable"),
         _ => (StatusCode::CONFLICT, "ticket_mismatch"),
     };
     ApiError::new(status, code, error.to_string())

@@ -78,10 +78,11 @@ pub(crate) async fn run(
         && calls.len() > max
     {
         let count = calls.len();
-        return calls
-            .into_iter()
-            .map(|call| record::reject(config, caller, call, too_large(count, max)))
-            .collect();
+        let mut outcomes = Vec::with_capacity(count);
+        for call in calls {
+            outcomes.push(record::reject(config, caller, call, too_large(count, max)).await);
+        }
+        return outcomes;
     }
     let run = Run {
         config,
@@ -125,8 +126,10 @@ pub(crate) async fn run(
                     execute::execute(&run, call).await
                 });
                 async move {
-                    task.await
-                        .unwrap_or_else(|error| lost_task(config, caller, lost, error))
+                    match task.await {
+                        Ok(outcome) => outcome,
+                        Err(error) => lost_task(config, caller, lost, error).await,
+                    }
                 }
             })
             .buffered(limit);
@@ -148,7 +151,7 @@ fn too_large(count: usize, max: usize) -> ToolError {
 
 /// A call's task ended without an outcome (the runtime is shutting down, or it panicked
 /// outside the tool's own isolation): the call still gets an answer, and an audit record.
-fn lost_task(
+async fn lost_task(
     config: &Config,
     caller: &Caller,
     call: ToolCall,
@@ -165,7 +168,7 @@ fn lost_task(
             "the call was stopped because the runtime is shutting down",
         )
     };
-    record::reject(config, caller, call, error)
+    record::reject(config, caller, call, error).await
 }
 
 /// Splits calls into consecutive groups that may run concurrently.

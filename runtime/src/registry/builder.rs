@@ -1,17 +1,19 @@
 //! Configuring and building a [`Registry`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::approval::{Approver, MemoryPendingStore, PendingStore, TicketSigner};
+use crate::approval::{
+    Approver, GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore, TicketSigner,
+};
 use crate::arguments::ArgumentLimits;
-use crate::audit::{AuditSink, History};
+use crate::audit::{AuditMode, AuditSink, AuditStore, MemoryAuditStore};
 use crate::context::StateMap;
 use crate::definition::ToolDefinition;
 use crate::events::EventBus;
 use crate::formats::Provider;
 use crate::policy::{DefaultPolicy, Policy, PolicyMode};
-use crate::rate_limits::{RateLimit, RateLimits};
+use crate::rate_limits::{RateLimit, RateLimitStore, RateLimits};
 use crate::registry::Governance;
 use crate::registry::batch::BatchMode;
 use crate::registry::problems::{BuildError, BuildProblem};
@@ -20,6 +22,7 @@ use crate::registry::{Config, Registry};
 use crate::roles::Roles;
 use crate::search::{Bm25Index, Scorer, SearchIndex};
 use crate::static_tool::linked_tools;
+use crate::store::Stores;
 use crate::tool::Tool;
 
 /// Which linked `#[tool]` functions to include.
@@ -63,6 +66,9 @@ pub struct RegistryBuilder {
     max_batch: Option<usize>,
     sinks: Vec<Arc<dyn AuditSink>>,
     history_capacity: usize,
+    audit_store: Option<Arc<dyn AuditStore>>,
+    audit_mode: AuditMode,
+    grants: Arc<dyn GrantStore>,
     expected_tools: Vec<String>,
     expected_groups: Vec<String>,
     scorer: Option<Box<dyn Scorer>>,
@@ -98,6 +104,9 @@ impl Default for RegistryBuilder {
             max_batch: None,
             sinks: Vec::new(),
             history_capacity: 1000,
+            audit_store: None,
+            audit_mode: AuditMode::default(),
+            grants: Arc::new(MemoryGrantStore::default()),
             expected_tools: Vec::new(),
             expected_groups: Vec::new(),
             scorer: None,
@@ -239,6 +248,45 @@ impl RegistryBuilder {
         self
     }
 
+    /// Where "always" grants are kept (default: in memory, forgotten when the process ends).
+    pub fn grant_store(mut self, store: impl GrantStore) -> Self {
+        self.grants = Arc::new(store);
+        self
+    }
+
+    /// Where rate-limit budgets are kept (default: in memory, per process). A database store
+    /// makes one budget hold across every instance that shares it.
+    pub fn rate_limit_store(mut self, store: impl RateLimitStore) -> Self {
+        self.rate_limits.store = Arc::new(store);
+        self
+    }
+
+    /// Where audit records are kept for [`Registry::history`] and
+    /// [`Registry::verify_audit`] (default: the last
+    /// [`history_capacity`](Self::history_capacity) records, in memory).
+    pub fn audit_store(mut self, store: impl AuditStore) -> Self {
+        self.audit_store = Some(Arc::new(store));
+        self
+    }
+
+    /// When a call's record is written to the audit store (default:
+    /// [`AuditMode::AfterCall`]; see there for why).
+    pub fn audit_mode(mut self, mode: AuditMode) -> Self {
+        self.audit_mode = mode;
+        self
+    }
+
+    /// Keeps pending approvals, grants, rate-limit budgets and audit records in these stores
+    /// (e.g. from [`Stores::open`]`("sqlite:state.db")`); agent runs go to
+    /// [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store).
+    pub fn stores(mut self, stores: &Stores) -> Self {
+        self.pending = Arc::clone(&stores.pending);
+        self.grants = Arc::clone(&stores.grants);
+        self.rate_limits.store = Arc::clone(&stores.rate_limits);
+        self.audit_store = Some(Arc::clone(&stores.audit));
+        self
+    }
+
     /// The secret that signs approval tickets. Give every process that redeems tickets the
     /// same key; without one, a random key is made and tickets die with the process.
     pub fn approval_key(mut self, key: impl Into<Vec<u8>>) -> Self {
@@ -278,7 +326,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// How many recent calls [`Registry::history`] keeps (default: 1,000; 0 keeps none).
+    /// How many recent calls [`Registry::history`] keeps in memory when no
+    /// [`audit_store`](Self::audit_store) is given (default: 1,000; 0 keeps none).
     pub fn history_capacity(mut self, capacity: usize) -> Self {
         self.history_capacity = capacity;
         self
@@ -415,8 +464,13 @@ impl RegistryBuilder {
                 limits: self.rate_limits,
                 max_batch: self.max_batch,
                 sinks: self.sinks,
-                history: Arc::new(History::new(self.history_capacity)),
-                always: Mutex::default(),
+                audit: match (self.audit_store, self.history_capacity) {
+                    (Some(store), _) => Some(store),
+                    (None, 0) => None,
+                    (None, capacity) => Some(Arc::new(MemoryAuditStore::new(capacity))),
+                },
+                audit_mode: self.audit_mode,
+                grants: self.grants,
                 events: EventBus::default(),
             },
         })

@@ -1,13 +1,12 @@
 //! What a registry is built with: its settings, and the rules that govern calls (policy,
 //! approval, rate limits, audit). Fixed at build time; the call path only reads them.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::approval::{Approver, PendingStore, TicketSigner};
+use crate::approval::{Approver, GrantStore, PendingStore, TicketSigner};
 use crate::arguments::ArgumentLimits;
-use crate::audit::{AuditSink, History};
+use crate::audit::{AuditMode, AuditSink, AuditStore};
 use crate::caller::Caller;
 use crate::context::StateMap;
 use crate::events::EventBus;
@@ -18,7 +17,6 @@ use crate::registry::BatchMode;
 use crate::registry::snapshot::{Entry, Rules};
 use crate::roles::Roles;
 use crate::search::SearchIndex;
-use crate::sync::lock;
 
 /// Settings fixed at build time.
 pub(crate) struct Config {
@@ -57,9 +55,11 @@ pub(crate) struct Governance {
     pub(crate) limits: RateLimits,
     pub(crate) max_batch: Option<usize>,
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
-    pub(crate) history: Arc<History>,
-    /// (caller id, tool) pairs approved "always".
-    pub(crate) always: Mutex<HashSet<(String, String)>>,
+    /// Where records are kept to be read back; `None` keeps none.
+    pub(crate) audit: Option<Arc<dyn AuditStore>>,
+    pub(crate) audit_mode: AuditMode,
+    /// Standing "always" grants.
+    pub(crate) grants: Arc<dyn GrantStore>,
     /// Where calls report what happens to them.
     pub(crate) events: EventBus,
 }
@@ -67,15 +67,7 @@ pub(crate) struct Governance {
 impl Governance {
     /// Whether records are kept anywhere (if not, none is built).
     pub(crate) fn audits(&self) -> bool {
-        !self.sinks.is_empty() || self.history.keeps_any()
-    }
-
-    pub(crate) fn approved_always(&self, key: &(String, String)) -> bool {
-        lock(&self.always).contains(key)
-    }
-
-    pub(crate) fn remember_always(&self, key: (String, String)) {
-        lock(&self.always).insert(key);
+        !self.sinks.is_empty() || self.audit.is_some()
     }
 
     /// Whether `approver` may see and decide a pending call of `entry`: it holds the

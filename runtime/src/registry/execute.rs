@@ -21,7 +21,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
-use crate::registry::record::{Trail, finish};
+use crate::registry::record::{Trail, before_run, finish};
 use crate::registry::snapshot::{Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
 use crate::tool::ToolResult;
@@ -60,7 +60,7 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
     let result = decide_and_run(run, &id, &name, arguments, &mut trail)
         .instrument(span)
         .await;
-    finish(run.config, run.caller, id, name, result, started, trail)
+    finish(run.config, run.caller, id, name, result, started, trail).await
 }
 
 async fn decide_and_run(
@@ -80,7 +80,7 @@ async fn decide_and_run(
     let arguments = read_arguments(run.config, entry, arguments, trail)?;
     let governance = &run.config.governance;
     if !run.dry_run {
-        governance.limits.check(run.caller.id(), name)?;
+        governance.limits.check(run.caller.id(), name).await?;
     }
     let asking = Asking {
         config: run.config,
@@ -95,6 +95,7 @@ async fn decide_and_run(
     match authorized? {
         Authorized::DryRun(report) => Ok(report),
         Authorized::Run(arguments) => {
+            before_run(run.config, run.caller, id, name, trail).await?;
             perform(run.config, entry, run.caller, id, arguments, run.cancel).await
         }
     }

@@ -7,13 +7,17 @@ use std::sync::Arc;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, PendingCall, TicketError};
+use crate::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, Grant, PendingCall, TicketError,
+};
 use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
+use crate::rate_limits::unavailable;
+use crate::store::StoreError;
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
@@ -95,15 +99,13 @@ pub(crate) async fn authorize(
         }
         Decision::RequireApproval { reason } => reason,
     };
-    let key = (
-        asking.caller.id().to_owned(),
-        asking.entry.definition.name.clone(),
-    );
-    if governance.approved_always(&key) {
-        return (
-            Verdict::new("approved_always"),
-            Ok(Authorized::Run(arguments)),
-        );
+    match governance.grants.granted(asking.caller.id(), tool).await {
+        Ok(true) => {
+            let verdict = Verdict::new("approved_always");
+            return (verdict, Ok(Authorized::Run(arguments)));
+        }
+        Ok(false) => {}
+        Err(error) => return (Verdict::new("require_approval"), Err(unavailable(error))),
     }
     // The tool looks first: a call it would refuse is refused before a person is bothered.
     let review = match review(asking, &arguments) {
@@ -111,8 +113,10 @@ pub(crate) async fn authorize(
         Err(error) => return (Verdict::new("review_refused"), Err(error)),
     };
     let Some((approver_name, approver)) = &governance.approver else {
-        let error = defer(asking, arguments, reason, review);
-        return (Verdict::new("pending_approval"), Err(error));
+        return match defer(asking, arguments, reason, review).await {
+            Ok(waiting) => (Verdict::new("pending_approval"), Err(waiting)),
+            Err(error) => (Verdict::new("require_approval"), Err(unavailable(error))),
+        };
     };
     match ask(
         asking,
@@ -125,7 +129,7 @@ pub(crate) async fn authorize(
     .await
     {
         Ok(answer) => {
-            let (verdict, result) = apply_answer(asking, key, answer, arguments);
+            let (verdict, result) = apply_answer(asking, approver_name, answer, arguments).await;
             asking.report(|| EventKind::ApprovalDecided {
                 call_id: asking.call_id.to_owned(),
                 tool: tool.clone(),
@@ -219,9 +223,9 @@ async fn ask(
 }
 
 /// Turns the approver's answer into the arguments to run with, or the refusal.
-fn apply_answer(
+async fn apply_answer(
     asking: &Asking<'_>,
-    key: (String, String),
+    approver_name: &str,
     answer: ApprovalAnswer,
     arguments: Value,
 ) -> (Verdict, Result<Value, ToolError>) {
@@ -229,7 +233,16 @@ fn apply_answer(
     match answer {
         ApprovalAnswer::Approve => (Verdict::new("approved"), Ok(arguments)),
         ApprovalAnswer::ApproveAlways => {
-            asking.config.governance.remember_always(key);
+            let grant = Grant {
+                caller: asking.caller.id().to_owned(),
+                tool: tool.name.clone(),
+                granted_by: Some(approver_name.to_owned()),
+                time_ms: crate::time::now_millis(),
+            };
+            // This call was approved either way; only the standing grant may be lost.
+            if let Err(error) = asking.config.governance.grants.grant(grant).await {
+                tracing::error!(%error, tool = %tool.name, "an \"always\" grant could not be kept; later calls will ask again");
+            }
             (Verdict::new("approved_always"), Ok(arguments))
         }
         ApprovalAnswer::ApproveWithArguments(edited) => {
@@ -277,29 +290,30 @@ pub(crate) fn refused_by_a_person(reason: &str) -> ToolError {
     )
 }
 
-/// No one to ask now: keep the call, and answer with a ticket that redeems it later.
-fn defer(
+/// No one to ask now: keep the call, and answer with a ticket that redeems it later (or the
+/// store's failure, if it cannot be kept).
+async fn defer(
     asking: &Asking<'_>,
     arguments: Value,
     reason: String,
     review: Option<Value>,
-) -> ToolError {
+) -> Result<ToolError, StoreError> {
     let governance = &asking.config.governance;
     let tool = &asking.entry.definition.name;
     let (ticket, claims) =
         governance
             .signer
             .issue(asking.caller.id(), tool, asking.call_id, &arguments);
-    asking.report(|| EventKind::ApprovalRequested {
+    let ticket_id = claims.id.clone();
+    let event = EventKind::ApprovalRequested {
         call_id: asking.call_id.to_owned(),
         tool: tool.clone(),
         arguments: redact(&arguments, &asking.entry.definition.secret_arguments),
         reason: reason.clone(),
         review: review.clone(),
         ticket: Some(ticket.clone()),
-    });
-    let ticket_id = claims.id.clone();
-    governance.pending.put(PendingCall {
+    };
+    let waiting = PendingCall {
         ticket: ticket.clone(),
         ticket_id: claims.id,
         caller: asking.caller.clone(),
@@ -310,17 +324,19 @@ fn defer(
         expires: claims.expires,
         review,
         run_id: asking.run_id.map(str::to_owned),
-    });
-    ToolError::new(
+    };
+    governance.pending.put(waiting).await?;
+    asking.report(|| event);
+    Ok(ToolError::new(
         ErrorCode::ApprovalRequired,
         format!("this call needs a person's approval ({reason}); it has not run. Tell the user it is waiting for approval"),
     )
-    .with_details(json!({"ticket": ticket, "ticket_id": ticket_id, "expires": claims.expires, "reason": reason}))
+    .with_details(json!({"ticket": ticket, "ticket_id": ticket_id, "expires": claims.expires, "reason": reason})))
 }
 
 /// Checks a ticket and takes its pending call, exactly once, if `approver` may decide it.
 /// A call the approver may not decide is left waiting and answered like an unknown one.
-pub(crate) fn redeem(
+pub(crate) async fn redeem(
     config: &Config,
     snapshot: &Snapshot,
     ticket: &str,
@@ -331,6 +347,8 @@ pub(crate) fn redeem(
     let waiting = governance
         .pending
         .get(&claims.id)
+        .await
+        .map_err(ticket_store_failed)?
         .ok_or(TicketError::AlreadyUsed)?;
     let decidable = snapshot
         .any(&waiting.tool)
@@ -341,6 +359,8 @@ pub(crate) fn redeem(
     let pending = governance
         .pending
         .take(&claims.id)
+        .await
+        .map_err(ticket_store_failed)?
         .ok_or(TicketError::AlreadyUsed)?;
     let matches = pending.caller.id() == claims.caller
         && pending.tool == claims.tool
@@ -353,16 +373,20 @@ pub(crate) fn redeem(
     }
 }
 
+fn ticket_store_failed(error: StoreError) -> TicketError {
+    tracing::error!(%error, "the pending-call store could not answer; nothing was decided");
+    TicketError::StoreUnavailable
+}
+
 /// The pending calls `approver` may decide, secrets redacted.
-pub(crate) fn pending_for(
+pub(crate) async fn pending_for(
     config: &Config,
     snapshot: &Snapshot,
     approver: &Caller,
-) -> Vec<PendingCall> {
+) -> Result<Vec<PendingCall>, StoreError> {
     let governance = &config.governance;
-    governance
-        .pending
-        .list()
+    let pending = governance.pending.list().await?;
+    let decidable = pending
         .into_iter()
         .filter_map(|mut call| {
             let entry = snapshot.any(&call.tool)?;
@@ -372,5 +396,6 @@ pub(crate) fn pending_for(
             call.arguments = redact(&call.arguments, &entry.definition.secret_arguments);
             Some(call)
         })
-        .collect()
+        .collect();
+    Ok(decidable)
 }

@@ -23,8 +23,9 @@ pub use batch::{BatchMode, BatchOptions, CallOptions};
 pub use builder::{DEFAULT_SUGGESTION_THRESHOLD, RegistryBuilder};
 pub use problems::{BuildError, BuildProblem};
 
-use crate::approval::{PendingCall, TicketError};
-use crate::audit::AuditRecord;
+use crate::approval::{Grant, PendingCall, TicketError};
+use crate::audit::{AuditRecord, AuditStore, ChainBreak, VerifiedChain};
+use crate::store::StoreError;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::CancellationToken;
@@ -306,7 +307,7 @@ impl Registry {
         approver: &Caller,
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
-        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
+        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Approve;
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
@@ -321,7 +322,7 @@ impl Registry {
         reason: &str,
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
-        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver)?;
+        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Deny { reason };
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
@@ -329,16 +330,19 @@ impl Registry {
     /// The calls waiting for approval that `approver` may decide (see
     /// [`approve`](Self::approve)), with `#[secret]` arguments redacted. Empty for a caller
     /// without the approver role.
-    pub fn pending_approvals(&self, approver: &Caller) -> Vec<PendingCall> {
-        let snapshot = self.inner.snapshot.load();
-        govern::pending_for(&self.inner.config, &snapshot, approver)
+    pub async fn pending_approvals(&self, approver: &Caller) -> Result<Vec<PendingCall>, StoreError> {
+        let snapshot = self.inner.snapshot.load_full();
+        govern::pending_for(&self.inner.config, &snapshot, approver).await
     }
 
     /// What came of a call of an agent run that waited with a ticket and was decided since
     /// (approved and run, or denied), by its ticket id (`details.ticket_id` of the
     /// `approval_required` outcome). `None` while it is still waiting.
-    pub fn decided_call(&self, ticket_id: &str) -> Option<crate::approval::DecidedCall> {
-        self.inner.config.governance.pending.decided(ticket_id)
+    pub async fn decided_call(
+        &self,
+        ticket_id: &str,
+    ) -> Result<Option<crate::approval::DecidedCall>, StoreError> {
+        self.inner.config.governance.pending.decided(ticket_id).await
     }
 
     /// Every call's and agent run's [events](crate::events), from now on.
@@ -364,13 +368,40 @@ impl Registry {
             .is_some_and(|entry| config.governance.may_decide(config, approver, entry))
     }
 
-    /// The last `count` calls of a caller (by id), newest first, from the in-memory history.
-    pub fn history(&self, caller_id: &str, count: usize) -> Vec<AuditRecord> {
-        self.inner
-            .config
-            .governance
-            .history
-            .last_for(caller_id, count)
+    /// The last `count` calls of a caller (by id), newest first, from the audit store (see
+    /// [`RegistryBuilder::audit_store`]; empty when records are kept nowhere).
+    pub async fn history(
+        &self,
+        caller_id: &str,
+        count: usize,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        match &self.inner.config.governance.audit {
+            Some(store) => store.history(caller_id, count).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Checks the audit store's hash chain (see [`AuditStore::verify`]): the outer error is
+    /// the store's, the inner one where the chain breaks.
+    pub async fn verify_audit(&self) -> Result<Result<VerifiedChain, ChainBreak>, StoreError> {
+        match &self.inner.config.governance.audit {
+            Some(store) => store.verify().await,
+            None => Ok(Ok(VerifiedChain {
+                records: 0,
+                last_hash: None,
+            })),
+        }
+    }
+
+    /// The standing "always" grants (see [`ApprovalAnswer::ApproveAlways`](crate::approval::ApprovalAnswer::ApproveAlways)).
+    pub async fn grants(&self) -> Result<Vec<Grant>, StoreError> {
+        self.inner.config.governance.grants.list().await
+    }
+
+    /// Withdraws a standing grant: the caller's next call of the tool asks again. Whether
+    /// there was one.
+    pub async fn revoke_grant(&self, caller_id: &str, tool: &str) -> Result<bool, StoreError> {
+        self.inner.config.governance.grants.revoke(caller_id, tool).await
     }
 
     /// Adds a tool while the application runs; checked like at build time. Calls already

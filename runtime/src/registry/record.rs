@@ -1,16 +1,17 @@
 //! The record of one call: what was decided along the way, and the outcome written to the
-//! audit sinks and history when the call ends.
+//! audit sinks and store when the call ends.
 
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::audit::AuditRecord;
+use crate::audit::{AuditMode, AuditRecord};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::registry::Config;
+use crate::rate_limits::unavailable;
 use crate::registry::contain::contained;
 use crate::tool::ToolResult;
 
@@ -73,7 +74,7 @@ impl Verdict {
 }
 
 /// The outcome of a call refused before it was looked at (e.g. its batch is too large).
-pub(crate) fn reject(
+pub(crate) async fn reject(
     config: &Config,
     caller: &Caller,
     call: ToolCall,
@@ -88,10 +89,43 @@ pub(crate) fn reject(
         Instant::now(),
         Trail::default(),
     )
+    .await
 }
 
-/// The outcome, audited.
-pub(crate) fn finish(
+/// In [`AuditMode::BeforeRun`], records that an authorized call is about to run; the call
+/// must not run if that fails.
+pub(crate) async fn before_run(
+    config: &Config,
+    caller: &Caller,
+    call_id: &str,
+    tool: &str,
+    trail: &Trail,
+) -> Result<(), ToolError> {
+    let governance = &config.governance;
+    let Some(store) = governance
+        .audit
+        .as_ref()
+        .filter(|_| governance.audit_mode == AuditMode::BeforeRun)
+    else {
+        return Ok(());
+    };
+    let record = AuditRecord {
+        time_ms: crate::time::now_millis(),
+        caller: caller.id().to_owned(),
+        role: caller.role().to_owned(),
+        tool: tool.to_owned(),
+        call_id: call_id.to_owned(),
+        arguments: trail.arguments.clone(),
+        decision: trail.decision.to_owned(),
+        approver: trail.approver.clone(),
+        outcome: "started".to_owned(),
+        duration_ms: 0.0,
+    };
+    store.append(record).await.map_err(unavailable)
+}
+
+/// The outcome, audited: the record is stored before the outcome is returned.
+pub(crate) async fn finish(
     config: &Config,
     caller: &Caller,
     call_id: String,
@@ -133,8 +167,12 @@ pub(crate) fn finish(
             // A failing sink loses its own record, never the call's answer.
             contained("an audit sink", &record.tool, || sink.record(&record));
         }
-        // Last, so the record moves into the history instead of being copied.
-        governance.history.push(record);
+        if let Some(store) = &governance.audit
+            && let Err(error) = store.append(record).await
+        {
+            // The tool has run: its answer goes back (hiding it would have it repeated).
+            tracing::error!(%error, tool = %tool, call_id = %call_id, "a call's audit record could not be stored");
+        }
     }
     ToolOutcome {
         call_id,

@@ -14,7 +14,7 @@ use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::execute::{find, perform, read_arguments};
 use crate::registry::govern::refused_by_a_person;
-use crate::registry::record::{Trail, finish};
+use crate::registry::record::{Trail, before_run, finish};
 use crate::registry::snapshot::Snapshot;
 
 /// How long after its ticket expires a decided call's outcome is kept for its agent run.
@@ -58,6 +58,7 @@ pub(crate) async fn resume(
                 let entry = find(config, snapshot, rank, &tool)?;
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
+                before_run(config, &caller, &call_id, &tool, &trail).await?;
                 perform(config, entry, &caller, &call_id, arguments, &cancel).await
             }
             .await
@@ -82,7 +83,7 @@ pub(crate) async fn resume(
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     let keep = trail.run_id.is_some();
-    let outcome = finish(config, &caller, call_id, tool, result, started, trail);
+    let outcome = finish(config, &caller, call_id, tool, result, started, trail).await;
     if keep {
         // An agent run goes on with this outcome, whoever decided and through which route.
         let decided = DecidedCall {
@@ -91,7 +92,10 @@ pub(crate) async fn resume(
             result: outcome.result.clone(),
             keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
         };
-        config.governance.pending.put_decided(&ticket_id, decided);
+        if let Err(error) = config.governance.pending.put_decided(&ticket_id, decided).await {
+            // The approver gets the outcome; the run will find its call still undecided.
+            tracing::error!(%error, %ticket_id, "what came of a decided call could not be kept for its agent run");
+        }
     }
     outcome
 }

@@ -1,0 +1,129 @@
+//! Where a registry keeps what it must remember: pending approvals (and agent runs), "always"
+//! grants, rate-limit budgets, and audit records.
+//!
+//! Each kind of state has its trait beside the data it keeps ([`PendingStore`],
+//! [`RunStore`], [`GrantStore`], [`RateLimitStore`], [`AuditStore`]); the registry holds
+//! trait objects, so no call path knows which database it talks to. [`Stores`] bundles one
+//! of each, from one address:
+//!
+//! | address | what | for |
+//! |---|---|---|
+//! | `memory` | this process's memory (the default) | tests, one short-lived process |
+//! | `sqlite:PATH` | one SQLite file (feature `sqlite`) | one machine: survives restarts, no server |
+//! | `postgres://...` | a PostgreSQL database (feature `postgres`) | many instances sharing approvals, budgets and one audit chain |
+//!
+//! ```
+//! # async fn example() -> Result<(), toolgate::store::StoreError> {
+//! use toolgate::store::Stores;
+//!
+//! let stores = Stores::open("memory").await?;
+//! let registry = toolgate::Registry::builder().roles(["user"]).stores(&stores).build();
+//! # let _ = registry;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The database stores create their tables themselves (versioned migrations, applied once
+//! even when several instances start together) and refuse a database set up by a newer
+//! toolgate ([`StoreError::NewerSchema`]).
+
+pub(crate) mod error;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod rows;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+use std::sync::Arc;
+
+pub use error::{StoreError, StoreFuture};
+
+pub use crate::agent::{MemoryRunStore, RunStore};
+pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
+pub use crate::audit::{AuditStore, MemoryAuditStore};
+pub use crate::rate_limits::{MemoryRateLimitStore, RateLimitStore};
+
+/// The schema version the database stores create and understand.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// One store of each kind; give it to [`RegistryBuilder::stores`](crate::RegistryBuilder::stores)
+/// (and its `runs` to [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store)).
+#[derive(Clone)]
+pub struct Stores {
+    /// Calls waiting for approval, and what came of decided ones.
+    pub pending: Arc<dyn PendingStore>,
+    /// Agent runs between requests.
+    pub runs: Arc<dyn RunStore>,
+    /// Standing "always" grants.
+    pub grants: Arc<dyn GrantStore>,
+    /// Rate-limit budgets.
+    pub rate_limits: Arc<dyn RateLimitStore>,
+    /// Audit records, for history and verification.
+    pub audit: Arc<dyn AuditStore>,
+}
+
+impl std::fmt::Debug for Stores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stores").finish_non_exhaustive()
+    }
+}
+
+impl Stores {
+    /// Everything in this process's memory (what a registry uses when given no stores); the
+    /// audit store keeps the last 1,000 records.
+    pub fn memory() -> Stores {
+        Stores {
+            pending: Arc::new(MemoryPendingStore::default()),
+            runs: Arc::new(MemoryRunStore::default()),
+            grants: Arc::new(MemoryGrantStore::default()),
+            rate_limits: Arc::new(MemoryRateLimitStore::default()),
+            audit: Arc::new(MemoryAuditStore::new(1000)),
+        }
+    }
+
+    /// Opens the stores an address names: `memory`, `sqlite:PATH` (a file, created if
+    /// missing) or `postgres://user@host:port/database` (also `postgresql://`). Database
+    /// stores need their feature (`sqlite`, `postgres`); an address of a store that is not
+    /// compiled in says which feature to enable.
+    pub async fn open(address: &str) -> Result<Stores, StoreError> {
+        if address == "memory" {
+            return Ok(Stores::memory());
+        }
+        if let Some(path) = address.strip_prefix("sqlite:") {
+            return open_sqlite(path).await;
+        }
+        if address.starts_with("postgres://") || address.starts_with("postgresql://") {
+            return open_postgres(address).await;
+        }
+        Err(StoreError::BadAddress(format!(
+            "`{}` is not a store address; use `memory`, `sqlite:PATH` or `postgres://user@host/database`",
+            crate::bounded::clip(address, 200)
+        )))
+    }
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(path: &str) -> Result<Stores, StoreError> {
+    Ok(sqlite::SqliteStore::open(path).await?.stores())
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_path: &str) -> Result<Stores, StoreError> {
+    Err(StoreError::BadAddress(
+        "SQLite stores need toolgate's `sqlite` feature".into(),
+    ))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(address: &str) -> Result<Stores, StoreError> {
+    Ok(postgres::PostgresStore::connect(address).await?.stores())
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(_address: &str) -> Result<Stores, StoreError> {
+    Err(StoreError::BadAddress(
+        "PostgreSQL stores need toolgate's `postgres` feature".into(),
+    ))
+}
