@@ -242,7 +242,7 @@ async fn a_call_approved_through_the_registry_lets_its_owner_go_on() {
     let ticket = run.pending()[0].ticket.clone();
 
     // An approver decides where approvals are listed (the HTTP routes call the same).
-    let listed = agent.registry().pending_approvals(&staff());
+    let listed = agent.registry().pending_approvals(&staff()).await.unwrap();
     assert_eq!(listed.len(), 1);
     agent.registry().approve(&ticket, &staff()).await.unwrap();
     assert_eq!(ran.transfers(), 1);
@@ -267,8 +267,8 @@ async fn someone_else_can_neither_see_nor_go_on_with_a_run() {
     let agent = agent(&ran, model);
     let run = agent.run(&customer(), "pay bob").await.unwrap();
     let stranger = Caller::new("cust-2", "customer");
-    assert!(agent.get(&stranger, run.id()).is_none());
-    assert!(agent.get(&customer(), run.id()).is_some());
+    assert!(agent.get(&stranger, run.id()).await.unwrap().is_none());
+    assert!(agent.get(&customer(), run.id()).await.unwrap().is_some());
     assert_eq!(
         agent.resume(&stranger, run.id(), []).await.unwrap_err(),
         AgentError::RunNotFound
@@ -282,12 +282,12 @@ async fn someone_else_can_neither_see_nor_go_on_with_a_run() {
     ));
     assert_eq!(ran.transfers(), 0);
     // The run is intact and still waits; its owner cannot write to it meanwhile.
-    assert_eq!(agent.get(&customer(), run.id()).unwrap().pending().len(), 1);
+    assert_eq!(agent.get(&customer(), run.id()).await.unwrap().unwrap().pending().len(), 1);
     let busy = agent
         .follow_up(&customer(), run.id(), "hello?", RunOptions::default())
         .await;
     assert_eq!(busy.unwrap_err(), AgentError::AwaitingApproval);
-    assert_eq!(agent.get(&customer(), run.id()).unwrap().pending().len(), 1);
+    assert_eq!(agent.get(&customer(), run.id()).await.unwrap().unwrap().pending().len(), 1);
 }
 
 #[tokio::test]
@@ -560,7 +560,7 @@ async fn a_model_that_fails_ends_the_run_with_the_error_kept() {
         panic!("{:?}", run.status())
     };
     assert_eq!(error.kind, ModelErrorKind::Connect);
-    assert!(agent.get(&customer(), run.id()).is_some());
+    assert!(agent.get(&customer(), run.id()).await.unwrap().is_some());
 }
 
 #[tokio::test]

@@ -201,13 +201,13 @@ async fn history_gives_a_callers_last_calls_newest_first() {
         )
         .await;
     let last: Vec<String> = registry
-        .history("alice", 3)
+        .history("alice", 3).await.unwrap()
         .into_iter()
         .map(|r| r.call_id)
         .collect();
     assert_eq!(last, ["4", "3", "2"]);
-    assert_eq!(registry.history("bob", 10).len(), 1);
-    assert!(registry.history("nobody", 10).is_empty());
+    assert_eq!(registry.history("bob", 10).await.unwrap().len(), 1);
+    assert!(registry.history("nobody", 10).await.unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -90,19 +90,21 @@ async fn an_approver_decides_only_what_its_role_may_see() {
     let (admin_ticket, staff_ticket) = (ticket(&admins_call), ticket(&staffs_call));
 
     // Listing: each approver sees only what it may decide; a non-approver sees nothing.
-    let tools_of = |caller: &Caller| -> Vec<String> {
+    let tools_of = async |caller: &Caller| -> Vec<String> {
         let mut tools: Vec<String> = registry
             .pending_approvals(caller)
+            .await
+            .unwrap()
             .into_iter()
             .map(|call| call.tool)
             .collect();
         tools.sort();
         tools
     };
-    assert_eq!(tools_of(&admin), ["drop_tables", "restart"]);
-    assert_eq!(tools_of(&staff), ["restart"]);
-    assert!(tools_of(&public).is_empty());
-    assert!(tools_of(&Caller::new("x", "no-such-role")).is_empty());
+    assert_eq!(tools_of(&admin).await, ["drop_tables", "restart"]);
+    assert_eq!(tools_of(&staff).await, ["restart"]);
+    assert!(tools_of(&public).await.is_empty());
+    assert!(tools_of(&Caller::new("x", "no-such-role")).await.is_empty());
 
     // A staff approver gets the same answer for the admin's call as for a used ticket, and
     // the call stays waiting for someone who may decide it.
@@ -122,7 +124,7 @@ async fn an_approver_decides_only_what_its_role_may_see() {
         registry.approve(&staff_ticket, &public).await.unwrap_err(),
         TicketError::AlreadyUsed
     );
-    assert_eq!(tools_of(&admin).len(), 2, "refused attempts took nothing");
+    assert_eq!(tools_of(&admin).await.len(), 2, "refused attempts took nothing");
 
     let outcome = registry.approve(&admin_ticket, &admin).await.unwrap();
     assert_eq!(outcome.result.unwrap(), "dropped prod");
@@ -397,7 +399,7 @@ mod panicking_application_code {
             .await;
         assert_eq!(outcome.result.unwrap()["n"], 4);
         assert_eq!(
-            registry.history("dr-lee", 10).len(),
+            registry.history("dr-lee", 10).await.unwrap().len(),
             1,
             "history still kept it"
         );
@@ -416,7 +418,7 @@ mod panicking_application_code {
         assert_eq!(outcome.error().unwrap().code, ErrorCode::Panicked);
         assert!(
             registry
-                .pending_approvals(&Caller::new("root", "admin"))
+                .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
                 .is_empty()
         );
     }

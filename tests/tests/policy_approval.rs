@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolgate::store::StoreFuture;
 use toolgate::approval::{
     ApprovalAnswer, ApprovalRequest, DecidedCall, MemoryPendingStore, PendingCall, PendingStore,
     TicketError,
@@ -126,7 +127,7 @@ async fn defaults_read_only_and_plain_writes_run_risky_tools_wait_for_approval()
     }
     assert_eq!(
         registry
-            .pending_approvals(&Caller::new("root", "admin"))
+            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
             .len(),
         3
     );
@@ -292,7 +293,7 @@ async fn a_ticket_runs_exactly_that_call_once() {
     let waiting = call(&registry, "delete_account", json!({"account": "acc-9"})).await;
     assert_eq!(count(&DELETED, "acc-9"), 0, "nothing ran yet");
     let ticket = ticket(&waiting);
-    let pending = registry.pending_approvals(&Caller::new("root", "admin"));
+    let pending = registry.pending_approvals(&Caller::new("root", "admin")).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].arguments, json!({"account": "acc-9"}));
     assert_eq!(pending[0].caller.id(), "alice");
@@ -308,7 +309,7 @@ async fn a_ticket_runs_exactly_that_call_once() {
     );
     assert!(
         registry
-            .pending_approvals(&Caller::new("root", "admin"))
+            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
             .is_empty()
     );
     assert_eq!(count(&DELETED, "acc-9"), 1);
@@ -417,23 +418,23 @@ async fn ticket_of(registry: &Registry) -> String {
 struct TamperedStore(MemoryPendingStore);
 
 impl PendingStore for TamperedStore {
-    fn put(&self, mut call: PendingCall) {
+    fn put(&self, mut call: PendingCall) -> StoreFuture<'_, ()> {
         call.arguments = json!({"amount": 999, "to": "tampered-mallory"});
-        self.0.put(call);
+        self.0.put(call)
     }
-    fn take(&self, ticket_id: &str) -> Option<PendingCall> {
+    fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         self.0.take(ticket_id)
     }
-    fn get(&self, ticket_id: &str) -> Option<PendingCall> {
+    fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         self.0.get(ticket_id)
     }
-    fn list(&self) -> Vec<PendingCall> {
+    fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         self.0.list()
     }
-    fn put_decided(&self, ticket_id: &str, decided: DecidedCall) {
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         self.0.put_decided(ticket_id, decided)
     }
-    fn decided(&self, ticket_id: &str) -> Option<DecidedCall> {
+    fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
         self.0.decided(ticket_id)
     }
 }
@@ -558,7 +559,7 @@ async fn a_dry_run_decides_everything_and_runs_nothing() {
     assert_eq!(count(&TRANSFERS, "dry-bob"), 0);
     assert!(
         registry
-            .pending_approvals(&Caller::new("root", "admin"))
+            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
             .is_empty(),
         "no ticket is issued by a dry run"
     );

@@ -161,7 +161,7 @@ fn no_call_path_of_the_registry_reveals_a_secret() {
         }
         let batch = registry.run_batch(&user(), attempts()).await;
         seen.push(serde_json::to_string(&batch).unwrap());
-        let pending = registry.pending_approvals(&admin());
+        let pending = registry.pending_approvals(&admin()).await.unwrap();
         assert_eq!(pending.len(), 2, "one ticket per rotate call");
         seen.push(serde_json::to_string(&pending).unwrap());
         let approved = registry
@@ -179,8 +179,8 @@ fn no_call_path_of_the_registry_reveals_a_secret() {
             .await
             .unwrap();
         seen.push(serde_json::to_string(&denied).unwrap());
-        seen.push(serde_json::to_string(&registry.history("alice", 100)).unwrap());
-        seen.push(serde_json::to_string(&registry.history("root", 100)).unwrap());
+        seen.push(serde_json::to_string(&registry.history("alice", 100).await.unwrap()).unwrap());
+        seen.push(serde_json::to_string(&registry.history("root", 100).await.unwrap()).unwrap());
         seen
     });
     for (index, text) in seen.iter().enumerate() {

@@ -3,8 +3,10 @@
 
 use std::fmt;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use serde_json::Value;
 
 use super::AuditRecord;
 use crate::approval::hex_digest;
@@ -79,6 +81,7 @@ impl fmt::Display for ChainBreak {
 
 impl std::error::Error for ChainBreak {}
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// Checks stored links in order of their numbers: each body hashes to its hash, carries its
 /// own number and the hash of the one before, and the records come without gaps.
 #[derive(Debug)]
@@ -87,6 +90,7 @@ pub(crate) struct ChainChecker {
     previous: String,
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl Default for ChainChecker {
     fn default() -> Self {
         ChainChecker {
@@ -96,6 +100,7 @@ impl Default for ChainChecker {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl ChainChecker {
     /// Checks the next stored link (`seq` and `caller` as stored beside it, for lookups: they
     /// must say what the hashed body says).

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use chain::{ChainChecker, GENESIS, Link};
-pub(crate) use chain::link;
+pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
 pub use chain::{ChainBreak, VerifiedChain};
 pub use jsonl::JsonlFileSink;
 pub use store::{AuditStore, MemoryAuditStore};
