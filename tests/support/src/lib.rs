@@ -1,0 +1,5 @@
+//! Real servers for toolgate's tests, started by the tests themselves.
+
+mod postgres;
+
+pub use postgres::TempPostgres;

@@ -1,0 +1,129 @@
+//! The PostgreSQL store, against a real server the test starts on 127.0.0.1: instances
+//! (each with its own pool of connections) share approvals, grants, budgets and one audit
+//! chain; a restart loses nothing; an unreachable server is a clear error.
+
+mod store_suite;
+
+use std::sync::Arc;
+
+use store_suite::{Open, Tamper};
+use toolgate::store::StoreError;
+use toolgate::store::postgres::PostgresStore;
+use toolgate_test_support::TempPostgres;
+
+fn opener(url: &str) -> Open {
+    let url = url.to_owned();
+    Arc::new(move || {
+        let url = url.clone();
+        Box::pin(async move { PostgresStore::connect(&url).await.unwrap().stores() })
+    })
+}
+
+fn tamperer(url: &str) -> Tamper {
+    let url = url.to_owned();
+    Arc::new(move |sql: &'static str| {
+        let url = url.clone();
+        Box::pin(async move {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client.batch_execute(sql).await.unwrap();
+        })
+    })
+}
+
+/// One server for the scenarios of this test, each in a database of its own.
+async fn scenario<F, Fut>(run: F)
+where
+    F: FnOnce(TempPostgres, String) -> Fut,
+    Fut: std::future::Future<Output = TempPostgres>,
+{
+    let server = tokio::task::spawn_blocking(TempPostgres::start).await.unwrap();
+    let url = server.new_database();
+    let server = run(server, url).await;
+    tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tickets_survive_a_restart_and_redeem_once() {
+    scenario(async |server, url| {
+        store_suite::tickets_survive_a_restart_and_redeem_once(opener(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_redemptions_across_instances_run_once() {
+    scenario(async |server, url| {
+        store_suite::concurrent_redemptions_across_instances_run_once(opener(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_survive_a_restart() {
+    scenario(async |server, url| {
+        store_suite::grants_survive_a_restart(opener(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_rate_limit_across_instances() {
+    scenario(async |server, url| {
+        store_suite::one_rate_limit_across_instances(opener(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_chain_holds_across_instances() {
+    scenario(async |server, url| {
+        store_suite::the_audit_chain_holds_across_instances(opener(&url), 2000).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampering_with_the_audit_chain_is_detected() {
+    scenario(async |server, url| {
+        store_suite::tampering_with_the_audit_chain_is_detected(opener(&url), tamperer(&url))
+            .await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused_and_two_instances_migrate_once() {
+    scenario(async |server, url| {
+        // Two instances starting together on an empty database: one migrates, both open.
+        let (a, b) = tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url));
+        a.unwrap();
+        b.unwrap();
+        let reopened = async { PostgresStore::connect(&url).await.map(|store| store.stores()) };
+        store_suite::a_newer_schema_is_refused(reopened, tamperer(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_a_clear_error() {
+    let server = tokio::task::spawn_blocking(TempPostgres::start).await.unwrap();
+    let url = server.url("postgres");
+    tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
+    let error = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(matches!(error, StoreError::Unavailable { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("PostgreSQL (127.0.0.1:"), "{message}");
+    assert!(message.to_lowercase().contains("connect"), "{message}");
+    let bad = PostgresStore::connect("postgres://[not-an-address").await.unwrap_err();
+    assert!(matches!(bad, StoreError::BadAddress(_)), "{bad:?}");
+}
