@@ -1,27 +1,57 @@
 //! The veterinary clinic backend over HTTP.
 //!
-//! `cargo run -p toolgate-examples --bin clinic` (set `PORT` and `CLINIC_DB` to change the
-//! port, default 3000, and the database file, default `clinic.db`; `CLINIC_MODEL_URL`,
-//! `CLINIC_MODEL` and `CLINIC_MODEL_KEY` choose the OpenAI-compatible model of `POST /chat`).
+//! `cargo run -p toolgate-examples --bin clinic -- --help` for the options (each also from
+//! the environment: `PORT`, `CLINIC_DB`, `CLINIC_STATE`, `CLINIC_APPROVAL_KEY`, ...);
+//! `CLINIC_MODEL_URL`, `CLINIC_MODEL` and `CLINIC_MODEL_KEY` choose the OpenAI-compatible
+//! model of `POST /chat`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use toolgate_examples::clinic::{SEEDED_USERS, open_app};
+use clap::Parser;
+use toolgate::store::Stores;
+use toolgate_examples::clinic::{SEEDED_USERS, SharedState, model_from_env, open_app_sharing};
+
+/// The veterinary clinic backend: role-filtered tools over HTTP, approvals, an assistant.
+#[derive(Parser)]
+struct Options {
+    /// The port on 127.0.0.1 (0: any free port).
+    #[arg(long, env = "PORT", default_value_t = 3000)]
+    port: u16,
+    /// The clinic's own data (pets, appointments, users), a SQLite file.
+    #[arg(long, env = "CLINIC_DB", default_value = "clinic.db")]
+    clinic_db: PathBuf,
+    /// Where toolgate keeps approvals, grants, rate limits, audit and chat runs: `memory`,
+    /// `sqlite:PATH` (survives restarts) or `postgres://user@host/db` (shared by instances).
+    #[arg(long, env = "CLINIC_STATE", default_value = "memory")]
+    database: String,
+    /// The key approval tickets are signed with; the same on every instance (required with
+    /// a database).
+    #[arg(long, env = "CLINIC_APPROVAL_KEY", hide_env_values = true)]
+    approval_key: Option<String>,
+    /// Tool calls each caller may make per minute, across all instances (0: no limit).
+    #[arg(long, env = "CLINIC_CALLS_PER_MINUTE", default_value_t = 0)]
+    calls_per_minute: u32,
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| "info,toolgate::audit=info".into());
     tracing_subscriber::fmt().with_env_filter(filter).init();
-    let database = PathBuf::from(std::env::var("CLINIC_DB").unwrap_or_else(|_| "clinic.db".into()));
-    let port: u16 = std::env::var("PORT")
-        .ok()
-        .and_then(|port| port.parse().ok())
-        .unwrap_or(3000);
+    let options = Options::parse();
+    let database = options.clinic_db;
     let existed = database.exists();
-    let app = open_app(&database)?;
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let shared = SharedState {
+        stores: match options.database.as_str() {
+            "memory" => None,
+            address => Some(Stores::open(address).await?),
+        },
+        approval_key: options.approval_key.map(String::into_bytes),
+        calls_per_minute: (options.calls_per_minute > 0).then_some(options.calls_per_minute),
+    };
+    let app = open_app_sharing(&database, model_from_env(), shared)?;
+    let address = SocketAddr::from(([127, 0, 0, 1], options.port));
     let listener = tokio::net::TcpListener::bind(address).await?;
     let base = format!("http://{}", listener.local_addr()?);
     let database = std::path::absolute(&database)?;
@@ -35,6 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         "database {} ({state}; set CLINIC_DB to use another file)",
         database.display()
     );
+    println!("toolgate's state: {}", describe_state(&options.database));
     println!("every call is logged (target toolgate::audit); set RUST_LOG to change what is shown");
     println!("\nusers (bearer tokens):");
     for (id, role, token) in SEEDED_USERS {
@@ -59,4 +90,19 @@ try:
     );
     axum::serve(listener, app).await?;
     Ok(())
+}
+
+/// Where the state is, without a password.
+fn describe_state(address: &str) -> String {
+    match address.split_once('@') {
+        Some((scheme_and_user, rest)) if address.starts_with("postgres") => {
+            let user = scheme_and_user
+                .split(':')
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(":");
+            format!("{user}@{rest}")
+        }
+        _ => address.to_owned(),
+    }
 }

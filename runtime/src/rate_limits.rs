@@ -64,16 +64,11 @@ impl RateLimit {
 pub trait RateLimitStore: Send + Sync + 'static {
     /// Takes one call from the budget `key` under `limit`: `Ok(())`, or how long until the
     /// next call would be allowed.
-    fn take<'a>(&'a self, key: &'a str, limit: RateLimit)
-    -> StoreFuture<'a, Result<(), Duration>>;
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit) -> StoreFuture<'a, Result<(), Duration>>;
 }
 
 impl<T: RateLimitStore + ?Sized> RateLimitStore for Arc<T> {
-    fn take<'a>(
-        &'a self,
-        key: &'a str,
-        limit: RateLimit,
-    ) -> StoreFuture<'a, Result<(), Duration>> {
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit) -> StoreFuture<'a, Result<(), Duration>> {
         (**self).take(key, limit)
     }
 }
@@ -86,16 +81,13 @@ pub struct MemoryRateLimitStore {
 
 impl fmt::Debug for MemoryRateLimitStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MemoryRateLimitStore").finish_non_exhaustive()
+        f.debug_struct("MemoryRateLimitStore")
+            .finish_non_exhaustive()
     }
 }
 
 impl RateLimitStore for MemoryRateLimitStore {
-    fn take<'a>(
-        &'a self,
-        key: &'a str,
-        limit: RateLimit,
-    ) -> StoreFuture<'a, Result<(), Duration>> {
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit) -> StoreFuture<'a, Result<(), Duration>> {
         let limiter = {
             let mut limiters = lock(&self.limiters);
             match limiters.get(key) {
@@ -153,7 +145,10 @@ impl RateLimits {
         if let Some(limit) = self.per_tool.get(tool) {
             let key = format!("tool:{tool}");
             if let Err(wait) = self.store.take(&key, *limit).await.map_err(unavailable)? {
-                return Err(limited(&format!("`{tool}` is being called too often"), wait));
+                return Err(limited(
+                    &format!("`{tool}` is being called too often"),
+                    wait,
+                ));
             }
         }
         Ok(())

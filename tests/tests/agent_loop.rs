@@ -282,12 +282,30 @@ async fn someone_else_can_neither_see_nor_go_on_with_a_run() {
     ));
     assert_eq!(ran.transfers(), 0);
     // The run is intact and still waits; its owner cannot write to it meanwhile.
-    assert_eq!(agent.get(&customer(), run.id()).await.unwrap().unwrap().pending().len(), 1);
+    assert_eq!(
+        agent
+            .get(&customer(), run.id())
+            .await
+            .unwrap()
+            .unwrap()
+            .pending()
+            .len(),
+        1
+    );
     let busy = agent
         .follow_up(&customer(), run.id(), "hello?", RunOptions::default())
         .await;
     assert_eq!(busy.unwrap_err(), AgentError::AwaitingApproval);
-    assert_eq!(agent.get(&customer(), run.id()).await.unwrap().unwrap().pending().len(), 1);
+    assert_eq!(
+        agent
+            .get(&customer(), run.id())
+            .await
+            .unwrap()
+            .unwrap()
+            .pending()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]

@@ -201,7 +201,9 @@ async fn history_gives_a_callers_last_calls_newest_first() {
         )
         .await;
     let last: Vec<String> = registry
-        .history("alice", 3).await.unwrap()
+        .history("alice", 3)
+        .await
+        .unwrap()
         .into_iter()
         .map(|r| r.call_id)
         .collect();

@@ -124,7 +124,11 @@ async fn an_approver_decides_only_what_its_role_may_see() {
         registry.approve(&staff_ticket, &public).await.unwrap_err(),
         TicketError::AlreadyUsed
     );
-    assert_eq!(tools_of(&admin).await.len(), 2, "refused attempts took nothing");
+    assert_eq!(
+        tools_of(&admin).await.len(),
+        2,
+        "refused attempts took nothing"
+    );
 
     let outcome = registry.approve(&admin_ticket, &admin).await.unwrap();
     assert_eq!(outcome.result.unwrap(), "dropped prod");
@@ -418,7 +422,9 @@ mod panicking_application_code {
         assert_eq!(outcome.error().unwrap().code, ErrorCode::Panicked);
         assert!(
             registry
-                .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
+                .pending_approvals(&Caller::new("root", "admin"))
+                .await
+                .unwrap()
                 .is_empty()
         );
     }

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate::store::StoreFuture;
 use toolgate::approval::{
     ApprovalAnswer, ApprovalRequest, DecidedCall, MemoryPendingStore, PendingCall, PendingStore,
     TicketError,
@@ -14,6 +13,7 @@ use toolgate::approval::{
 use toolgate::policy::{Decision, PolicyMode, PolicyRequest};
 use toolgate::prelude::*;
 use toolgate::rate_limits::RateLimit;
+use toolgate::store::StoreFuture;
 
 /// Side effects, by account or recipient: tests run in parallel, so each uses its own names
 /// and counts only those.
@@ -127,7 +127,9 @@ async fn defaults_read_only_and_plain_writes_run_risky_tools_wait_for_approval()
     }
     assert_eq!(
         registry
-            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
+            .pending_approvals(&Caller::new("root", "admin"))
+            .await
+            .unwrap()
             .len(),
         3
     );
@@ -293,7 +295,10 @@ async fn a_ticket_runs_exactly_that_call_once() {
     let waiting = call(&registry, "delete_account", json!({"account": "acc-9"})).await;
     assert_eq!(count(&DELETED, "acc-9"), 0, "nothing ran yet");
     let ticket = ticket(&waiting);
-    let pending = registry.pending_approvals(&Caller::new("root", "admin")).await.unwrap();
+    let pending = registry
+        .pending_approvals(&Caller::new("root", "admin"))
+        .await
+        .unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].arguments, json!({"account": "acc-9"}));
     assert_eq!(pending[0].caller.id(), "alice");
@@ -309,7 +314,9 @@ async fn a_ticket_runs_exactly_that_call_once() {
     );
     assert!(
         registry
-            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
+            .pending_approvals(&Caller::new("root", "admin"))
+            .await
+            .unwrap()
             .is_empty()
     );
     assert_eq!(count(&DELETED, "acc-9"), 1);
@@ -559,7 +566,9 @@ async fn a_dry_run_decides_everything_and_runs_nothing() {
     assert_eq!(count(&TRANSFERS, "dry-bob"), 0);
     assert!(
         registry
-            .pending_approvals(&Caller::new("root", "admin")).await.unwrap()
+            .pending_approvals(&Caller::new("root", "admin"))
+            .await
+            .unwrap()
             .is_empty(),
         "no ticket is issued by a dry run"
     );

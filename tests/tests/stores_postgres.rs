@@ -39,10 +39,14 @@ where
     F: FnOnce(TempPostgres, String) -> Fut,
     Fut: std::future::Future<Output = TempPostgres>,
 {
-    let server = tokio::task::spawn_blocking(TempPostgres::start).await.unwrap();
+    let server = tokio::task::spawn_blocking(TempPostgres::start)
+        .await
+        .unwrap();
     let url = server.new_database();
     let server = run(server, url).await;
-    tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
+    tokio::task::spawn_blocking(move || drop(server))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,8 +97,7 @@ async fn the_audit_chain_holds_across_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tampering_with_the_audit_chain_is_detected() {
     scenario(async |server, url| {
-        store_suite::tampering_with_the_audit_chain_is_detected(opener(&url), tamperer(&url))
-            .await;
+        store_suite::tampering_with_the_audit_chain_is_detected(opener(&url), tamperer(&url)).await;
         server
     })
     .await;
@@ -107,7 +110,11 @@ async fn a_newer_schema_is_refused_and_two_instances_migrate_once() {
         let (a, b) = tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url));
         a.unwrap();
         b.unwrap();
-        let reopened = async { PostgresStore::connect(&url).await.map(|store| store.stores()) };
+        let reopened = async {
+            PostgresStore::connect(&url)
+                .await
+                .map(|store| store.stores())
+        };
         store_suite::a_newer_schema_is_refused(reopened, tamperer(&url)).await;
         server
     })
@@ -116,14 +123,20 @@ async fn a_newer_schema_is_refused_and_two_instances_migrate_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_a_clear_error() {
-    let server = tokio::task::spawn_blocking(TempPostgres::start).await.unwrap();
+    let server = tokio::task::spawn_blocking(TempPostgres::start)
+        .await
+        .unwrap();
     let url = server.url("postgres");
-    tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
+    tokio::task::spawn_blocking(move || drop(server))
+        .await
+        .unwrap();
     let error = PostgresStore::connect(&url).await.unwrap_err();
     assert!(matches!(error, StoreError::Unavailable { .. }), "{error:?}");
     let message = error.to_string();
     assert!(message.contains("PostgreSQL (127.0.0.1:"), "{message}");
     assert!(message.to_lowercase().contains("connect"), "{message}");
-    let bad = PostgresStore::connect("postgres://[not-an-address").await.unwrap_err();
+    let bad = PostgresStore::connect("postgres://[not-an-address")
+        .await
+        .unwrap_err();
     assert!(matches!(bad, StoreError::BadAddress(_)), "{bad:?}");
 }

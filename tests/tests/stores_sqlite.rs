@@ -95,7 +95,9 @@ async fn a_file_that_is_not_a_database_is_a_clear_error() {
 #[tokio::test]
 async fn addresses_name_their_store() {
     let (_folder, path) = file();
-    let stores = Stores::open(&format!("sqlite:{}", path.display())).await.unwrap();
+    let stores = Stores::open(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
     let registry = toolgate::Registry::builder()
         .roles(["user"])
         .linked_tools(false)
@@ -105,5 +107,10 @@ async fn addresses_name_their_store() {
     assert!(registry.history("anyone", 5).await.unwrap().is_empty());
     assert!(path.exists());
     let error = Stores::open("mysql://localhost/db").await.unwrap_err();
-    assert!(error.to_string().contains("`memory`, `sqlite:PATH` or `postgres://"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("`memory`, `sqlite:PATH` or `postgres://"),
+        "{error}"
+    );
 }

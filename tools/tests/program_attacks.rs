@@ -294,7 +294,11 @@ async fn an_approver_sees_the_exact_command_and_a_refused_one_is_never_shown() {
         )
         .await;
     assert_eq!(waiting.error().unwrap().code, ErrorCode::ApprovalRequired);
-    let pending = lab.registry.pending_approvals(&Caller::new("root", "user")).await.unwrap();
+    let pending = lab
+        .registry
+        .pending_approvals(&Caller::new("root", "user"))
+        .await
+        .unwrap();
     let review = pending[0].review.as_ref().unwrap();
     assert_eq!(
         review["command_line"],
@@ -326,7 +330,9 @@ async fn an_approver_sees_the_exact_command_and_a_refused_one_is_never_shown() {
     );
     assert_eq!(
         lab.registry
-            .pending_approvals(&Caller::new("root", "user")).await.unwrap()
+            .pending_approvals(&Caller::new("root", "user"))
+            .await
+            .unwrap()
             .len(),
         1,
         "no approver is asked about a call that could not run"

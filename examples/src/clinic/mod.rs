@@ -7,12 +7,15 @@ mod tools;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::http::request::Parts;
 use toolgate::agent::models::OpenAiChat;
-use toolgate::agent::{Agent, Model};
+use toolgate::agent::{Agent, AgentBuilder, Model};
 use toolgate::http::{AuthError, HttpOptions, agent_router};
+use toolgate::rate_limits::RateLimit;
+use toolgate::store::Stores;
 use toolgate::{Caller, Registry, RegistryBuilder};
 
 pub use db::{Clinic, SEEDED_USERS};
@@ -52,13 +55,17 @@ pub fn model_from_env() -> OpenAiChat {
 
 /// The clinic's assistant: the registry's tools, as each caller may use them.
 pub fn agent(registry: Registry, model: impl Model) -> Agent {
+    agent_builder(registry, model).build()
+}
+
+/// [`agent`], before it is built (to keep runs in a database, say).
+pub fn agent_builder(registry: Registry, model: impl Model) -> AgentBuilder {
     Agent::builder(registry, model)
         .system(
             "You are the assistant of a veterinary clinic. Use the tools to answer;              when a change waits for approval, say so.",
         )
         .max_turns(8)
         .time_budget(std::time::Duration::from_secs(120))
-        .build()
 }
 
 /// The HTTP app: toolgate's router and chat routes, with callers from bearer tokens.
@@ -91,7 +98,45 @@ pub fn open_app_with(
     database: &Path,
     model: impl Model,
 ) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
+    open_app_sharing(database, model, SharedState::default())
+}
+
+/// Where the clinic keeps what toolgate remembers (pending approvals, grants, budgets,
+/// audit, chat runs): in memory by default, or in stores that survive restarts and that
+/// several instances share.
+#[derive(Debug, Clone, Default)]
+pub struct SharedState {
+    /// The stores; `None` keeps everything in this process's memory.
+    pub stores: Option<Stores>,
+    /// The key every instance signs approval tickets with (required with stores: a ticket
+    /// must be redeemable on another instance, and after a restart).
+    pub approval_key: Option<Vec<u8>>,
+    /// How many tool calls each caller may make per minute, across all instances.
+    pub calls_per_minute: Option<u32>,
+}
+
+/// [`open_app_with`], keeping state as `shared` says.
+pub fn open_app_sharing(
+    database: &Path,
+    model: impl Model,
+    shared: SharedState,
+) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
     let clinic = Arc::new(Clinic::open(database)?);
-    let registry = registry(Arc::clone(&clinic))?;
-    Ok(app(agent(registry, model), clinic))
+    let mut builder = registry_builder(Arc::clone(&clinic));
+    if let Some(limit) = shared.calls_per_minute {
+        builder = builder.rate_limit_per_caller(RateLimit::new(limit, Duration::from_secs(60)));
+    }
+    let Some(stores) = shared.stores else {
+        let registry = builder.build()?;
+        return Ok(app(agent(registry, model), clinic));
+    };
+    let key = shared.approval_key.ok_or(
+        "a shared store needs an approval key (CLINIC_APPROVAL_KEY): tickets must be \
+         redeemable on every instance and after a restart",
+    )?;
+    let registry = builder.stores(&stores).approval_key(key).build()?;
+    let agent = agent_builder(registry, model)
+        .run_store(stores.runs)
+        .build();
+    Ok(app(agent, clinic))
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::AgentError;
 use super::RunOptions;
 use super::builder::Settings;
 use super::message::{Message, ModelCall, ToolResult};
@@ -21,7 +22,6 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::registry::BatchOptions;
-use super::AgentError;
 
 /// Runs turns until the run stops, keeps it in the store, and reports its end.
 pub(crate) async fn drive(
@@ -46,7 +46,11 @@ pub(crate) async fn drive(
 /// Keeps the run and reports its status. A run that cannot be kept is an error: its caller
 /// could not go on with it.
 pub(crate) async fn finish(settings: &Settings, run: Run) -> Result<Run, AgentError> {
-    settings.store.put(run.clone()).await.map_err(AgentError::Store)?;
+    settings
+        .store
+        .put(run.clone())
+        .await
+        .map_err(AgentError::Store)?;
     let status = serde_json::to_value(&run.status).unwrap_or(Value::Null);
     publish(settings, &run, || EventKind::RunFinished { status });
     Ok(run)

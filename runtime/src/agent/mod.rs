@@ -177,7 +177,14 @@ impl Agent {
         options: RunOptions,
     ) -> Result<Run, AgentError> {
         let id = options.id.clone().unwrap_or_default();
-        if self.inner.store.get(&id).await.map_err(AgentError::Store)?.is_some() {
+        if self
+            .inner
+            .store
+            .get(&id)
+            .await
+            .map_err(AgentError::Store)?
+            .is_some()
+        {
             return Err(AgentError::DuplicateId);
         }
         let mut run = Run::new(id, caller.clone());

@@ -154,12 +154,14 @@ async fn decided_elsewhere(
     waiting: &PendingApproval,
 ) -> Result<Option<ToolOutcome>, AgentError> {
     let decided = settings.registry.decided_call(&waiting.ticket_id).await;
-    let outcome = decided.map_err(AgentError::Store)?.map(|decided| ToolOutcome {
-        call_id: waiting.call_id.clone(),
-        tool: waiting.tool.clone(),
-        result: decided.result,
-        duration: Duration::ZERO,
-    });
+    let outcome = decided
+        .map_err(AgentError::Store)?
+        .map(|decided| ToolOutcome {
+            call_id: waiting.call_id.clone(),
+            tool: waiting.tool.clone(),
+            result: decided.result,
+            duration: Duration::ZERO,
+        });
     Ok(outcome)
 }
 

@@ -23,7 +23,7 @@ pub trait RunStore: Send + Sync + 'static {
     fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>>;
 }
 
-impl<T: RunStore> RunStore for std::sync::Arc<T> {
+impl<T: RunStore + ?Sized> RunStore for std::sync::Arc<T> {
     fn put(&self, run: Run) -> StoreFuture<'_, ()> {
         (**self).put(run)
     }

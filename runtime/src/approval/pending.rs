@@ -74,13 +74,12 @@ pub trait PendingStore: Send + Sync + 'static {
     /// Every call still pending (for a list of approvals to review), by ticket id.
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>>;
     /// Keeps what came of a decided call of an agent run, under its ticket id.
-    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall)
-    -> StoreFuture<'a, ()>;
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()>;
     /// What came of a decided call, if it was decided (and is still kept).
     fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>>;
 }
 
-impl<T: PendingStore> PendingStore for std::sync::Arc<T> {
+impl<T: PendingStore + ?Sized> PendingStore for std::sync::Arc<T> {
     fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         (**self).put(call)
     }
@@ -93,11 +92,7 @@ impl<T: PendingStore> PendingStore for std::sync::Arc<T> {
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         (**self).list()
     }
-    fn put_decided<'a>(
-        &'a self,
-        ticket_id: &'a str,
-        decided: DecidedCall,
-    ) -> StoreFuture<'a, ()> {
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         (**self).put_decided(ticket_id, decided)
     }
     fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
@@ -154,11 +149,7 @@ impl PendingStore for MemoryPendingStore {
         ready(Ok(pending))
     }
 
-    fn put_decided<'a>(
-        &'a self,
-        ticket_id: &'a str,
-        decided: DecidedCall,
-    ) -> StoreFuture<'a, ()> {
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         let mut kept = lock(&self.decided);
         let now = crate::time::now_secs();
         kept.retain(|_, decided| decided.keep_until > now);

@@ -3,10 +3,10 @@
 
 use std::fmt;
 
-use serde_json::json;
-use sha2::{Digest, Sha256};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use serde_json::Value;
+use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use super::AuditRecord;
 use crate::approval::hex_digest;

@@ -9,9 +9,9 @@ mod verify;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
-pub use chain::{ChainBreak, VerifiedChain};
 pub use jsonl::JsonlFileSink;
 pub use store::{AuditStore, MemoryAuditStore};
 pub use verify::{LogProblem, VerifiedLog, verify_log};

@@ -20,8 +20,7 @@ pub trait AuditStore: Send + Sync + 'static {
     /// Keeps a record; done once it is stored (for a database: committed).
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()>;
     /// The last `count` records of one caller (by id), newest first.
-    fn history<'a>(&'a self, caller: &'a str, count: usize)
-    -> StoreFuture<'a, Vec<AuditRecord>>;
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>>;
     /// Checks every record's hash and the chain between them, if the store chains them.
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>>;
 }
@@ -30,11 +29,7 @@ impl<T: AuditStore + ?Sized> AuditStore for std::sync::Arc<T> {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
         (**self).append(record)
     }
-    fn history<'a>(
-        &'a self,
-        caller: &'a str,
-        count: usize,
-    ) -> StoreFuture<'a, Vec<AuditRecord>> {
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
         (**self).history(caller, count)
     }
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
@@ -74,11 +69,7 @@ impl AuditStore for MemoryAuditStore {
         ready(Ok(()))
     }
 
-    fn history<'a>(
-        &'a self,
-        caller: &'a str,
-        count: usize,
-    ) -> StoreFuture<'a, Vec<AuditRecord>> {
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
         let records = lock(&self.records);
         let last = records
             .iter()

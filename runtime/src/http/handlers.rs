@@ -133,7 +133,11 @@ pub(crate) async fn list_approvals(
 ) -> Result<Response, ApiError> {
     let pending = shared.registry.pending_approvals(&approver).await;
     let pending = pending.map_err(|error| {
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", error.to_string())
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            error.to_string(),
+        )
     })?;
     Ok(Json(json!({ "pending": pending })).into_response())
 }

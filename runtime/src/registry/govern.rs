@@ -7,9 +7,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::approval::{
-    ApprovalAnswer, ApprovalRequest, Approver, Grant, PendingCall, TicketError,
-};
+use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, Grant, PendingCall, TicketError};
 use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
@@ -17,11 +15,11 @@ use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::rate_limits::unavailable;
-use crate::store::StoreError;
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
+use crate::store::StoreError;
 
 /// One call on its way to a decision.
 pub(crate) struct Asking<'a> {

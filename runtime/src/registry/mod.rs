@@ -25,13 +25,13 @@ pub use problems::{BuildError, BuildProblem};
 
 use crate::approval::{Grant, PendingCall, TicketError};
 use crate::audit::{AuditRecord, AuditStore, ChainBreak, VerifiedChain};
-use crate::store::StoreError;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
 use crate::formats::Format;
 use crate::roles::Roles;
+use crate::store::StoreError;
 use crate::sync::lock;
 use crate::tool::Tool;
 use resume::{Resolution, resume};
@@ -330,7 +330,10 @@ impl Registry {
     /// The calls waiting for approval that `approver` may decide (see
     /// [`approve`](Self::approve)), with `#[secret]` arguments redacted. Empty for a caller
     /// without the approver role.
-    pub async fn pending_approvals(&self, approver: &Caller) -> Result<Vec<PendingCall>, StoreError> {
+    pub async fn pending_approvals(
+        &self,
+        approver: &Caller,
+    ) -> Result<Vec<PendingCall>, StoreError> {
         let snapshot = self.inner.snapshot.load_full();
         govern::pending_for(&self.inner.config, &snapshot, approver).await
     }
@@ -342,7 +345,12 @@ impl Registry {
         &self,
         ticket_id: &str,
     ) -> Result<Option<crate::approval::DecidedCall>, StoreError> {
-        self.inner.config.governance.pending.decided(ticket_id).await
+        self.inner
+            .config
+            .governance
+            .pending
+            .decided(ticket_id)
+            .await
     }
 
     /// Every call's and agent run's [events](crate::events), from now on.
@@ -401,7 +409,12 @@ impl Registry {
     /// Withdraws a standing grant: the caller's next call of the tool asks again. Whether
     /// there was one.
     pub async fn revoke_grant(&self, caller_id: &str, tool: &str) -> Result<bool, StoreError> {
-        self.inner.config.governance.grants.revoke(caller_id, tool).await
+        self.inner
+            .config
+            .governance
+            .grants
+            .revoke(caller_id, tool)
+            .await
     }
 
     /// Adds a tool while the application runs; checked like at build time. Calls already

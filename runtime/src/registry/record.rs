@@ -10,8 +10,8 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
-use crate::registry::Config;
 use crate::rate_limits::unavailable;
+use crate::registry::Config;
 use crate::registry::contain::contained;
 use crate::tool::ToolResult;
 

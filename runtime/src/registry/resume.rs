@@ -92,7 +92,12 @@ pub(crate) async fn resume(
             result: outcome.result.clone(),
             keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
         };
-        if let Err(error) = config.governance.pending.put_decided(&ticket_id, decided).await {
+        if let Err(error) = config
+            .governance
+            .pending
+            .put_decided(&ticket_id, decided)
+            .await
+        {
             // The approver gets the outcome; the run will find its call still undecided.
             tracing::error!(%error, %ticket_id, "what came of a decided call could not be kept for its agent run");
         }

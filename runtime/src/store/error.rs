@@ -72,7 +72,10 @@ impl fmt::Display for StoreError {
                  toolgate knows; upgrade toolgate, or use another database"
             ),
             StoreError::Corrupt { store, detail } => {
-                write!(f, "the {store} store holds data that cannot be read: {detail}")
+                write!(
+                    f,
+                    "the {store} store holds data that cannot be read: {detail}"
+                )
             }
             StoreError::BadAddress(detail) => write!(f, "{detail}"),
         }

@@ -55,7 +55,15 @@ impl TempPostgres {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let name = format!("db{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let created = Command::new(self.bin.join("createdb"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER, &name])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                USER,
+                &name,
+            ])
             .output()
             .expect("createdb runs");
         check("createdb", &created);
@@ -97,12 +105,24 @@ impl TempPostgres {
         let output = self
             .command("pg_ctl")
             .args(["-D", &self.data().to_string_lossy()])
-            .args(["-l", &log.to_string_lossy(), "-w", "-t", "60", "-o", &options, "start"])
+            .args([
+                "-l",
+                &log.to_string_lossy(),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &options,
+                "start",
+            ])
             .output()
             .expect("pg_ctl runs");
         if !output.status.success() {
             let log = std::fs::read_to_string(&log).unwrap_or_default();
-            panic!("PostgreSQL did not start: {}\n{log}", String::from_utf8_lossy(&output.stderr));
+            panic!(
+                "PostgreSQL did not start: {}\n{log}",
+                String::from_utf8_lossy(&output.stderr)
+            );
         }
     }
 
@@ -124,7 +144,13 @@ impl Drop for TempPostgres {
     fn drop(&mut self) {
         let _ = self
             .command("pg_ctl")
-            .args(["-D", &self.data().to_string_lossy(), "-m", "immediate", "stop"])
+            .args([
+                "-D",
+                &self.data().to_string_lossy(),
+                "-m",
+                "immediate",
+                "stop",
+            ])
             .output();
     }
 }
@@ -160,8 +186,18 @@ fn running_as_root() -> bool {
 
 /// `postgres` (made by Debian's package), else `nobody`.
 fn unprivileged_user() -> String {
-    let exists = |user: &str| Command::new("id").arg(user).output().is_ok_and(|out| out.status.success());
-    if exists("postgres") { "postgres" } else { "nobody" }.to_owned()
+    let exists = |user: &str| {
+        Command::new("id")
+            .arg(user)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if exists("postgres") {
+        "postgres"
+    } else {
+        "nobody"
+    }
+    .to_owned()
 }
 
 fn give_to(folder: &Path, user: &str) {

@@ -18,7 +18,8 @@ use toolgate::store::{StoreError, Stores};
 /// Opens the stores of one database, as a new instance would.
 pub type Open = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Stores> + Send>> + Send + Sync>;
 /// Runs SQL on the database behind the stores' back (to tamper with it).
-pub type Tamper = Arc<dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+pub type Tamper =
+    Arc<dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 const KEY: &[u8] = b"one key for every instance of the application";
 
@@ -26,7 +27,12 @@ const KEY: &[u8] = b"one key for every instance of the application";
 static WIPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 fn wiped(target: &str) -> usize {
-    WIPED.lock().unwrap().iter().filter(|t| *t == target).count()
+    WIPED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|t| *t == target)
+        .count()
 }
 
 /// Wipe a disk.
@@ -64,11 +70,17 @@ fn admin() -> Caller {
 
 async fn ticket_for(registry: &Registry, target: &str) -> String {
     let outcome = registry
-        .call(&alice(), ToolCall::new("c1", "wipe", json!({"target": target})))
+        .call(
+            &alice(),
+            ToolCall::new("c1", "wipe", json!({"target": target})),
+        )
         .await;
     let error = outcome.result.unwrap_err();
     assert_eq!(error.code, ErrorCode::ApprovalRequired, "{error:?}");
-    error.details.unwrap()["ticket"].as_str().unwrap().to_owned()
+    error.details.unwrap()["ticket"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// A ticket issued before a restart is redeemed after it, once; the waiting call is listed
@@ -134,7 +146,11 @@ pub async fn grants_survive_a_restart(open: Open) {
         let asked = Arc::clone(&asked);
         move |_: ApprovalRequest| {
             asked.fetch_add(1, Ordering::SeqCst);
-            async { ApprovalAnswer::Deny { reason: "asked again".into() } }
+            async {
+                ApprovalAnswer::Deny {
+                    reason: "asked again".into(),
+                }
+            }
         }
     };
     let second = builder(&open().await)
@@ -144,7 +160,10 @@ pub async fn grants_survive_a_restart(open: Open) {
     assert!(second.call(&alice(), call.clone()).await.result.is_ok());
     assert_eq!(asked.load(Ordering::SeqCst), 0, "the grant held");
     let grants = second.grants().await.unwrap();
-    assert_eq!((grants[0].caller.as_str(), grants[0].tool.as_str()), ("alice", "wipe"));
+    assert_eq!(
+        (grants[0].caller.as_str(), grants[0].tool.as_str()),
+        ("alice", "wipe")
+    );
     assert_eq!(grants[0].granted_by.as_deref(), Some("lead"));
     let history = second.history("alice", 1).await.unwrap();
     assert_eq!(history[0].decision, "approved_always");
@@ -180,7 +199,10 @@ pub async fn one_rate_limit_across_instances(open: Open) {
     }
     assert_eq!(allowed, 5);
     // The next call comes back after one interval (12 minutes), less the time spent.
-    assert!(waits.iter().all(|wait| (600_000..=720_000).contains(wait)), "{waits:?}");
+    assert!(
+        waits.iter().all(|wait| (600_000..=720_000).contains(wait)),
+        "{waits:?}"
+    );
     // Another caller has a budget of its own.
     let bob = Caller::new("bob", "user");
     let call = ToolCall::new("b", "ping", json!({"note": "hi"}));
@@ -195,7 +217,11 @@ pub async fn the_audit_chain_holds_across_instances(open: Open, count: usize) {
         let registry = if index % 2 == 0 { a.clone() } else { b.clone() };
         tokio::spawn(async move {
             let caller = Caller::new(format!("caller-{}", index % 3), "user");
-            let call = ToolCall::new(format!("a{index}"), "ping", json!({"note": index.to_string()}));
+            let call = ToolCall::new(
+                format!("a{index}"),
+                "ping",
+                json!({"note": index.to_string()}),
+            );
             registry.call(&caller, call).await
         })
     });
@@ -209,7 +235,10 @@ pub async fn the_audit_chain_holds_across_instances(open: Open, count: usize) {
     assert_eq!(history.len(), count / 3 + usize::from(count % 3 > 1));
     assert!(history.iter().all(|record| record.caller == "caller-1"));
     assert!(history.iter().all(|record| record.outcome == "ok"));
-    let mut ids: Vec<&str> = history.iter().map(|record| record.call_id.as_str()).collect();
+    let mut ids: Vec<&str> = history
+        .iter()
+        .map(|record| record.call_id.as_str())
+        .collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), history.len(), "no record twice");
@@ -224,9 +253,11 @@ pub async fn tampering_with_the_audit_chain_is_detected(open: Open, tamper: Tamp
     }
     assert_eq!(registry.verify_audit().await.unwrap().unwrap().records, 6);
 
-    tamper("UPDATE toolgate_audit SET body = replace(body, 'original', 'forged') WHERE seq = 2").await;
+    tamper("UPDATE toolgate_audit SET body = replace(body, 'original', 'forged') WHERE seq = 2")
+        .await;
     assert_eq!(broken(&registry).await, ChainBreak::Altered { seq: 2 });
-    tamper("UPDATE toolgate_audit SET body = replace(body, 'forged', 'original') WHERE seq = 2").await;
+    tamper("UPDATE toolgate_audit SET body = replace(body, 'forged', 'original') WHERE seq = 2")
+        .await;
     tamper("UPDATE toolgate_audit SET caller = 'mallory' WHERE seq = 3").await;
     assert_eq!(broken(&registry).await, ChainBreak::Altered { seq: 3 });
     tamper("UPDATE toolgate_audit SET caller = 'alice' WHERE seq = 3").await;
@@ -235,7 +266,10 @@ pub async fn tampering_with_the_audit_chain_is_detected(open: Open, tamper: Tamp
     tamper("DELETE FROM toolgate_audit WHERE seq = 5").await;
     assert_eq!(
         broken(&registry).await,
-        ChainBreak::CutOff { expected: 6, found: 5 }
+        ChainBreak::CutOff {
+            expected: 6,
+            found: 5
+        }
     );
     tamper("DELETE FROM toolgate_audit WHERE seq = 1").await;
     assert_eq!(broken(&registry).await, ChainBreak::Removed { seq: 2 });
@@ -246,10 +280,22 @@ async fn broken(registry: &Registry) -> ChainBreak {
 }
 
 /// A database set up by a newer toolgate is refused, with both versions named.
-pub async fn a_newer_schema_is_refused(open_result: impl Future<Output = Result<Stores, StoreError>>, tamper: Tamper) {
+pub async fn a_newer_schema_is_refused(
+    open_result: impl Future<Output = Result<Stores, StoreError>>,
+    tamper: Tamper,
+) {
     tamper("UPDATE toolgate_schema SET version = 99").await;
     let error = open_result.await.unwrap_err();
-    assert!(matches!(error, StoreError::NewerSchema { found: 99, supported: 1, .. }), "{error:?}");
+    assert!(
+        matches!(
+            error,
+            StoreError::NewerSchema {
+                found: 99,
+                supported: 1,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("schema version 99"), "{error}");
 }
-

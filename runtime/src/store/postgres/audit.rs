@@ -5,9 +5,7 @@
 use tokio_postgres::IsolationLevel;
 
 use super::PostgresStore;
-use crate::audit::{
-    AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link,
-};
+use crate::audit::{AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link};
 use crate::store::StoreFuture;
 use crate::store::rows::record_from_body;
 
@@ -43,11 +41,7 @@ impl AuditStore for PostgresStore {
         })
     }
 
-    fn history<'a>(
-        &'a self,
-        caller: &'a str,
-        count: usize,
-    ) -> StoreFuture<'a, Vec<AuditRecord>> {
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
         Box::pin(async move {
             let client = self.client().await?;
             let count = count.min(i64::MAX as usize) as i64;

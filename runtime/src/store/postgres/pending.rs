@@ -17,7 +17,10 @@ impl PendingStore for PostgresStore {
                 .await
                 .map_err(self.failed())?;
             client
-                .execute("DELETE FROM toolgate_decided WHERE keep_until <= $1", &[&now])
+                .execute(
+                    "DELETE FROM toolgate_decided WHERE keep_until <= $1",
+                    &[&now],
+                )
                 .await
                 .map_err(self.failed())?;
             client
@@ -81,11 +84,7 @@ impl PendingStore for PostgresStore {
         })
     }
 
-    fn put_decided<'a>(
-        &'a self,
-        ticket_id: &'a str,
-        decided: DecidedCall,
-    ) -> StoreFuture<'a, ()> {
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let client = self.client().await?;
             client

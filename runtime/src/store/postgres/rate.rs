@@ -29,11 +29,7 @@ const CLEAN: &str = "DELETE FROM toolgate_rate_limits \
     WHERE tat_us < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
 impl RateLimitStore for PostgresStore {
-    fn take<'a>(
-        &'a self,
-        key: &'a str,
-        limit: RateLimit,
-    ) -> StoreFuture<'a, Result<(), Duration>> {
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit) -> StoreFuture<'a, Result<(), Duration>> {
         Box::pin(async move {
             let client = self.client().await?;
             let interval = limit.interval().as_micros().max(1) as i64;

@@ -50,7 +50,10 @@ impl RunStore for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
-                .query_opt("SELECT run FROM toolgate_runs WHERE id = $1", &[&id.as_str()])
+                .query_opt(
+                    "SELECT run FROM toolgate_runs WHERE id = $1",
+                    &[&id.as_str()],
+                )
                 .await
                 .map_err(self.failed())?;
             row.map(|row| from_text(self.name(), "an agent run", row.get(0)))

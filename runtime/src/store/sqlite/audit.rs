@@ -5,11 +5,9 @@
 use rusqlite::{TransactionBehavior, params};
 
 use super::{SqliteStore, failed};
-use crate::audit::{
-    AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link,
-};
-use crate::store::rows::record_from_body;
+use crate::audit::{AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link};
 use crate::store::StoreFuture;
+use crate::store::rows::record_from_body;
 
 impl AuditStore for SqliteStore {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
@@ -41,11 +39,7 @@ impl AuditStore for SqliteStore {
         })
     }
 
-    fn history<'a>(
-        &'a self,
-        caller: &'a str,
-        count: usize,
-    ) -> StoreFuture<'a, Vec<AuditRecord>> {
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
         let caller = caller.to_owned();
         let count = count.min(i64::MAX as usize) as i64;
         self.run(move |connection, name| {
@@ -93,4 +87,3 @@ impl AuditStore for SqliteStore {
         })
     }
 }
-

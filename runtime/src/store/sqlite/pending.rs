@@ -69,9 +69,7 @@ impl PendingStore for SqliteStore {
         self.run(move |connection, name| {
             let now = crate::time::now_secs() as i64;
             let mut statement = connection
-                .prepare(
-                    "SELECT call FROM toolgate_pending WHERE expires > ?1 ORDER BY ticket_id",
-                )
+                .prepare("SELECT call FROM toolgate_pending WHERE expires > ?1 ORDER BY ticket_id")
                 .map_err(failed(name))?;
             let texts = statement
                 .query_map([now], |row| row.get::<_, String>(0))
@@ -85,11 +83,7 @@ impl PendingStore for SqliteStore {
         })
     }
 
-    fn put_decided<'a>(
-        &'a self,
-        ticket_id: &'a str,
-        decided: DecidedCall,
-    ) -> StoreFuture<'a, ()> {
+    fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
             connection

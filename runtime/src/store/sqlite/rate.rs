@@ -10,11 +10,7 @@ use crate::rate_limits::{RateLimit, RateLimitStore};
 use crate::store::StoreFuture;
 
 impl RateLimitStore for SqliteStore {
-    fn take<'a>(
-        &'a self,
-        key: &'a str,
-        limit: RateLimit,
-    ) -> StoreFuture<'a, Result<(), Duration>> {
+    fn take<'a>(&'a self, key: &'a str, limit: RateLimit) -> StoreFuture<'a, Result<(), Duration>> {
         let key = key.to_owned();
         let clean = self.database.clean_budgets.now();
         self.run(move |connection, name| {
