@@ -3,40 +3,44 @@
 //! instance extend one chain in one order.
 
 use tokio_postgres::IsolationLevel;
+use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
 use crate::audit::{AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link};
 use crate::store::StoreFuture;
 use crate::store::rows::record_from_body;
 
+const LOCK_HEAD: &str = "SELECT next_seq, hash FROM toolgate_audit_head WHERE id = 1 FOR UPDATE";
+const INSERT: &str = "INSERT INTO toolgate_audit (seq, caller, body, hash) VALUES ($1, $2, $3, $4)";
+const MOVE_HEAD: &str = "UPDATE toolgate_audit_head SET next_seq = $1, hash = $2 WHERE id = 1";
+
 impl AuditStore for PostgresStore {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(self.failed())?;
+            // Prepared once per connection, and the two writes sent together: the head row
+            // stays locked for as few round trips as possible.
+            let (head, insert, update) = tokio::try_join!(
+                transaction.prepare_cached(LOCK_HEAD),
+                transaction.prepare_cached(INSERT),
+                transaction.prepare_cached(MOVE_HEAD),
+            )
+            .map_err(self.failed())?;
             let head = transaction
-                .query_one(
-                    "SELECT next_seq, hash FROM toolgate_audit_head WHERE id = 1 FOR UPDATE",
-                    &[],
-                )
+                .query_one(&head, &[])
                 .await
                 .map_err(self.failed())?;
             let (seq, prev_hash): (i64, String) = (head.get(0), head.get(1));
             let Link { body, hash } = link(&record, seq as u64, &prev_hash);
-            transaction
-                .execute(
-                    "INSERT INTO toolgate_audit (seq, caller, body, hash) VALUES ($1, $2, $3, $4)",
-                    &[&seq, &record.caller, &body, &hash],
-                )
-                .await
-                .map_err(self.failed())?;
-            transaction
-                .execute(
-                    "UPDATE toolgate_audit_head SET next_seq = $1, hash = $2 WHERE id = 1",
-                    &[&(seq + 1), &hash],
-                )
-                .await
-                .map_err(self.failed())?;
+            let next = seq + 1;
+            let row: [&(dyn ToSql + Sync); 4] = [&seq, &record.caller, &body, &hash];
+            let head: [&(dyn ToSql + Sync); 2] = [&next, &hash];
+            tokio::try_join!(
+                transaction.execute(&insert, &row),
+                transaction.execute(&update, &head),
+            )
+            .map_err(self.failed())?;
             transaction.commit().await.map_err(self.failed())
         })
     }
