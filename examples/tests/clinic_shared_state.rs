@@ -179,9 +179,14 @@ async fn two_clinics_on_one_postgres_share_approvals_limits_and_one_audit_chain(
             }
         })
     };
-    while acknowledged.lock().unwrap().len() < 300 {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let under_load = async {
+        while acknowledged.lock().unwrap().len() < 300 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(120), under_load)
+        .await
+        .expect("instance A answers calls under load");
     a.kill();
     load.await.unwrap();
     let acknowledged = acknowledged.lock().unwrap().clone();
