@@ -6,7 +6,7 @@ mod store_suite;
 
 use std::sync::Arc;
 
-use store_suite::{Open, Tamper};
+use store_suite::{Count, Open, Tamper};
 use toolgate::store::StoreError;
 use toolgate::store::postgres::PostgresStore;
 use toolgate_test_support::TempPostgres;
@@ -33,6 +33,20 @@ fn tamperer(url: &str) -> Tamper {
     })
 }
 
+fn counter(url: &str) -> Count {
+    let url = url.to_owned();
+    Arc::new(move |sql: &'static str| {
+        let url = url.clone();
+        Box::pin(async move {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client.query_one(sql, &[]).await.unwrap().get(0)
+        })
+    })
+}
+
 /// One server for the scenarios of this test, each in a database of its own.
 async fn scenario<F, Fut>(run: F)
 where
@@ -53,6 +67,15 @@ where
 async fn tickets_survive_a_restart_and_redeem_once() {
     scenario(async |server, url| {
         store_suite::tickets_survive_a_restart_and_redeem_once(opener(&url)).await;
+        server
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_calls_are_refused_and_cleaned_up() {
+    scenario(async |server, url| {
+        store_suite::expired_calls_are_refused_and_cleaned_up(opener(&url), counter(&url)).await;
         server
     })
     .await;

@@ -7,7 +7,7 @@ mod store_suite;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use store_suite::{Open, Tamper};
+use store_suite::{Count, Open, Tamper};
 use toolgate::store::sqlite::SqliteStore;
 use toolgate::store::{StoreError, Stores};
 
@@ -34,6 +34,23 @@ fn tamperer(path: &Path) -> Tamper {
             connection.execute_batch(sql).unwrap();
         })
     })
+}
+
+fn counter(path: &Path) -> Count {
+    let path = path.to_path_buf();
+    Arc::new(move |sql: &'static str| {
+        let path = path.clone();
+        Box::pin(async move {
+            let connection = rusqlite::Connection::open(&path).unwrap();
+            connection.query_row(sql, [], |row| row.get(0)).unwrap()
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_calls_are_refused_and_cleaned_up() {
+    let (_folder, path) = file();
+    store_suite::expired_calls_are_refused_and_cleaned_up(opener(&path), counter(&path)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,6 +32,8 @@ pub(crate) mod error;
 pub mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -43,10 +45,6 @@ pub use crate::agent::{MemoryRunStore, RunStore};
 pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
 pub use crate::audit::{AuditStore, MemoryAuditStore};
 pub use crate::rate_limits::{MemoryRateLimitStore, RateLimitStore};
-
-/// The schema version the database stores create and understand.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const SCHEMA_VERSION: i64 = 1;
 
 /// One store of each kind; give it to [`RegistryBuilder::stores`](crate::RegistryBuilder::stores)
 /// (and its `runs` to [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store)).
@@ -80,6 +78,20 @@ impl Stores {
             grants: Arc::new(MemoryGrantStore::default()),
             rate_limits: Arc::new(MemoryRateLimitStore::default()),
             audit: Arc::new(MemoryAuditStore::new(1000)),
+        }
+    }
+
+    /// One store serving every kind of state (as the database stores do).
+    pub fn all_in<S>(store: &S) -> Stores
+    where
+        S: PendingStore + RunStore + GrantStore + RateLimitStore + AuditStore + Clone,
+    {
+        Stores {
+            pending: Arc::new(store.clone()),
+            runs: Arc::new(store.clone()),
+            grants: Arc::new(store.clone()),
+            rate_limits: Arc::new(store.clone()),
+            audit: Arc::new(store.clone()),
         }
     }
 

@@ -17,6 +17,9 @@ use toolgate::store::{StoreError, Stores};
 
 /// Opens the stores of one database, as a new instance would.
 pub type Open = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Stores> + Send>> + Send + Sync>;
+/// Counts rows with SQL (`SELECT count(*) ...`), behind the stores' back.
+pub type Count =
+    Arc<dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = i64> + Send>> + Send + Sync>;
 /// Runs SQL on the database behind the stores' back (to tamper with it).
 pub type Tamper =
     Arc<dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
@@ -103,6 +106,36 @@ pub async fn tickets_survive_a_restart_and_redeem_once(open: Open) {
         TicketError::AlreadyUsed
     );
     assert!(after.pending_approvals(&admin()).await.unwrap().is_empty());
+}
+
+/// A waiting call expires with its ticket: no longer listed nor redeemable, and its row is
+/// removed when the next call comes to wait.
+pub async fn expired_calls_are_refused_and_cleaned_up(open: Open, count: Count) {
+    let registry = builder(&open().await)
+        .ticket_lifetime(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let ticket = ticket_for(&registry, "expiring-disk").await;
+    assert_eq!(count("SELECT count(*) FROM toolgate_pending").await, 1);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(
+        registry
+            .pending_approvals(&admin())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        registry.approve(&ticket, &admin()).await.unwrap_err(),
+        TicketError::Expired
+    );
+    ticket_for(&registry, "next-disk").await;
+    assert_eq!(
+        count("SELECT count(*) FROM toolgate_pending").await,
+        1,
+        "the expired row went"
+    );
+    assert_eq!(wiped("expiring-disk"), 0);
 }
 
 /// Fifty redemptions of one ticket at once, spread over two instances: one runs it.

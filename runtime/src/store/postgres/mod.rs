@@ -101,13 +101,7 @@ impl PostgresStore {
 
     /// One store of each kind, all in this database.
     pub fn stores(&self) -> Stores {
-        Stores {
-            pending: Arc::new(self.clone()),
-            runs: Arc::new(self.clone()),
-            grants: Arc::new(self.clone()),
-            rate_limits: Arc::new(self.clone()),
-            audit: Arc::new(self.clone()),
-        }
+        Stores::all_in(self)
     }
 
     async fn client(&self) -> Result<Object, StoreError> {

@@ -77,13 +77,7 @@ impl SqliteStore {
 
     /// One store of each kind, all in this file.
     pub fn stores(&self) -> Stores {
-        Stores {
-            pending: Arc::new(self.clone()),
-            runs: Arc::new(self.clone()),
-            grants: Arc::new(self.clone()),
-            rate_limits: Arc::new(self.clone()),
-            audit: Arc::new(self.clone()),
-        }
+        Stores::all_in(self)
     }
 
     /// Runs `work` on the connection, off the async threads.
