@@ -12,7 +12,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::store::error::{StoreError, StoreFuture, ready};
+use crate::store::error::{StoreFuture, ready, unavailable};
 use crate::sync::lock;
 
 /// How many calls may be made in a period, with a burst.
@@ -153,15 +153,6 @@ impl RateLimits {
         }
         Ok(())
     }
-}
-
-/// A call refused because a store it needs could not answer.
-pub(crate) fn unavailable(error: StoreError) -> ToolError {
-    tracing::error!(%error, "a store could not answer; the call is refused");
-    ToolError::new(
-        ErrorCode::StoreUnavailable,
-        "this call could not be checked (a store is unavailable); it did not run. Try again later",
-    )
 }
 
 fn limited(what: &str, wait: Duration) -> ToolError {

@@ -19,16 +19,21 @@ fn opener(url: &str) -> Open {
     })
 }
 
+/// A connection behind the stores' back.
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
 fn tamperer(url: &str) -> Tamper {
     let url = url.to_owned();
     Arc::new(move |sql: &'static str| {
         let url = url.clone();
         Box::pin(async move {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            client.batch_execute(sql).await.unwrap();
+            connect(&url).await.batch_execute(sql).await.unwrap();
         })
     })
 }
@@ -38,26 +43,22 @@ fn counter(url: &str) -> Count {
     Arc::new(move |sql: &'static str| {
         let url = url.clone();
         Box::pin(async move {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            connect(&url)
                 .await
-                .unwrap();
-            tokio::spawn(connection);
-            client.query_one(sql, &[]).await.unwrap().get(0)
+                .query_one(sql, &[])
+                .await
+                .unwrap()
+                .get(0)
         })
     })
 }
 
-/// One server for the scenarios of this test, each in a database of its own.
-async fn scenario<F, Fut>(run: F)
-where
-    F: FnOnce(TempPostgres, String) -> Fut,
-    Fut: std::future::Future<Output = TempPostgres>,
-{
+/// Runs a scenario in a new database on a server of its own.
+async fn scenario<Fut: std::future::Future<Output = ()>>(run: impl FnOnce(String) -> Fut) {
     let server = tokio::task::spawn_blocking(TempPostgres::start)
         .await
         .unwrap();
-    let url = server.new_database();
-    let server = run(server, url).await;
+    run(server.new_database()).await;
     tokio::task::spawn_blocking(move || drop(server))
         .await
         .unwrap();
@@ -65,70 +66,63 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tickets_survive_a_restart_and_redeem_once() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::tickets_survive_a_restart_and_redeem_once(opener(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_calls_are_refused_and_cleaned_up() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::expired_calls_are_refused_and_cleaned_up(opener(&url), counter(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_redemptions_across_instances_run_once() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::concurrent_redemptions_across_instances_run_once(opener(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_survive_a_restart() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::grants_survive_a_restart(opener(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_rate_limit_across_instances() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::one_rate_limit_across_instances(opener(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_chain_holds_across_instances() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::the_audit_chain_holds_across_instances(opener(&url), 2000).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tampering_with_the_audit_chain_is_detected() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         store_suite::tampering_with_the_audit_chain_is_detected(opener(&url), tamperer(&url)).await;
-        server
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newer_schema_is_refused_and_two_instances_migrate_once() {
-    scenario(async |server, url| {
+    scenario(async |url| {
         // Two instances starting together on an empty database: one migrates, both open.
         let (a, b) = tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url));
         a.unwrap();
@@ -139,7 +133,6 @@ async fn a_newer_schema_is_refused_and_two_instances_migrate_once() {
                 .map(|store| store.stores())
         };
         store_suite::a_newer_schema_is_refused(reopened, tamperer(&url)).await;
-        server
     })
     .await;
 }

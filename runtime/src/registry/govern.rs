@@ -14,12 +14,12 @@ use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
-use crate::rate_limits::unavailable;
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::store::StoreError;
+use crate::store::error::unavailable;
 
 /// One call on its way to a decision.
 pub(crate) struct Asking<'a> {

@@ -10,9 +10,9 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
-use crate::rate_limits::unavailable;
 use crate::registry::Config;
 use crate::registry::contain::contained;
+use crate::store::error::unavailable;
 use crate::tool::ToolResult;
 
 /// What the audit record says about a call, filled in as the call goes.

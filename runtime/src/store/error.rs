@@ -4,6 +4,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::error::{ErrorCode, ToolError};
+
 /// The future of one store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
@@ -87,4 +89,13 @@ impl std::error::Error for StoreError {}
 /// A store operation that is already done.
 pub(crate) fn ready<'a, T: Send + 'a>(result: Result<T, StoreError>) -> StoreFuture<'a, T> {
     Box::pin(std::future::ready(result))
+}
+
+/// A call refused because a store it needs could not answer.
+pub(crate) fn unavailable(error: StoreError) -> ToolError {
+    tracing::error!(%error, "a store could not answer; the call is refused");
+    ToolError::new(
+        ErrorCode::StoreUnavailable,
+        "this call could not be checked (a store is unavailable); it did not run. Try again later",
+    )
 }

@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
 
 use crate::store::rows::Every;
 use crate::store::{StoreError, Stores};
@@ -110,6 +111,17 @@ impl PostgresStore {
             .get()
             .await
             .map_err(|error| StoreError::unavailable(self.inner.name.clone(), error))
+    }
+
+    /// The stored text in the first column of the row `sql` returns, if it returns one.
+    async fn text_of(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<String>, StoreError> {
+        let client = self.client().await?;
+        let row = client.query_opt(sql, params).await.map_err(self.failed())?;
+        Ok(row.map(|row| row.get(0)))
     }
 
     fn should_clean(&self) -> bool {

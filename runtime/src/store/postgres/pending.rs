@@ -37,32 +37,23 @@ impl PendingStore for PostgresStore {
 
     fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         Box::pin(async move {
-            let client = self.client().await?;
             let now = crate::time::now_secs() as i64;
-            let row = client
-                .query_opt(
-                    "DELETE FROM toolgate_pending WHERE ticket_id = $1 AND expires > $2 RETURNING call",
-                    &[&ticket_id, &now],
-                )
-                .await
-                .map_err(self.failed())?;
-            row.map(|row| pending_from_text(self.name(), row.get(0)))
+            let text = self.text_of("DELETE FROM toolgate_pending WHERE ticket_id = $1 AND expires > $2 RETURNING call", &[&ticket_id, &now]).await?;
+            text.map(|text| pending_from_text(self.name(), &text))
                 .transpose()
         })
     }
 
     fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         Box::pin(async move {
-            let client = self.client().await?;
             let now = crate::time::now_secs() as i64;
-            let row = client
-                .query_opt(
+            let text = self
+                .text_of(
                     "SELECT call FROM toolgate_pending WHERE ticket_id = $1 AND expires > $2",
                     &[&ticket_id, &now],
                 )
-                .await
-                .map_err(self.failed())?;
-            row.map(|row| pending_from_text(self.name(), row.get(0)))
+                .await?;
+            text.map(|text| pending_from_text(self.name(), &text))
                 .transpose()
         })
     }
@@ -101,16 +92,14 @@ impl PendingStore for PostgresStore {
 
     fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
         Box::pin(async move {
-            let client = self.client().await?;
             let now = crate::time::now_secs() as i64;
-            let row = client
-                .query_opt(
+            let text = self
+                .text_of(
                     "SELECT decided FROM toolgate_decided WHERE ticket_id = $1 AND keep_until > $2",
                     &[&ticket_id, &now],
                 )
-                .await
-                .map_err(self.failed())?;
-            row.map(|row| from_text(self.name(), "a decided call", row.get(0)))
+                .await?;
+            text.map(|text| from_text(self.name(), "a decided call", &text))
                 .transpose()
         })
     }

@@ -33,30 +33,26 @@ impl RunStore for PostgresStore {
 
     fn take<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(
+            let text = self
+                .text_of(
                     "DELETE FROM toolgate_runs WHERE id = $1 RETURNING run",
                     &[&id.as_str()],
                 )
-                .await
-                .map_err(self.failed())?;
-            row.map(|row| from_text(self.name(), "an agent run", row.get(0)))
+                .await?;
+            text.map(|text| from_text(self.name(), "an agent run", &text))
                 .transpose()
         })
     }
 
     fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(
+            let text = self
+                .text_of(
                     "SELECT run FROM toolgate_runs WHERE id = $1",
                     &[&id.as_str()],
                 )
-                .await
-                .map_err(self.failed())?;
-            row.map(|row| from_text(self.name(), "an agent run", row.get(0)))
+                .await?;
+            text.map(|text| from_text(self.name(), "an agent run", &text))
                 .transpose()
         })
     }

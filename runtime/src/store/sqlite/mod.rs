@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::store::rows::Every;
 use crate::store::{StoreError, StoreFuture, Stores};
@@ -113,6 +113,19 @@ fn open_file(path: &Path, name: &str) -> Result<Connection, StoreError> {
         .map_err(failed(name))?;
     schema::migrate(&mut connection, name)?;
     Ok(connection)
+}
+
+/// The stored text in the first column of the row `sql` returns, if it returns one.
+fn text_of(
+    connection: &Connection,
+    name: &str,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<String>, StoreError> {
+    connection
+        .query_row(sql, params, |row| row.get(0))
+        .optional()
+        .map_err(failed(name))
 }
 
 /// Maps a driver error to the store's error.

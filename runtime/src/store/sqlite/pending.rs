@@ -1,9 +1,9 @@
 //! Pending calls in SQLite: `take` deletes the row and returns it in one statement, so a
 //! ticket is redeemed once, also by two processes at the same time.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
-use super::{SqliteStore, failed};
+use super::{SqliteStore, failed, text_of};
 use crate::approval::{DecidedCall, PendingCall, PendingStore};
 use crate::store::StoreFuture;
 use crate::store::rows::{from_text, pending_from_text, pending_to_text, to_text};
@@ -37,14 +37,12 @@ impl PendingStore for SqliteStore {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
             let now = crate::time::now_secs() as i64;
-            let text: Option<String> = connection
-                .query_row(
-                    "DELETE FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2 RETURNING call",
-                    params![ticket_id, now],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(failed(name))?;
+            let text = text_of(
+                connection,
+                name,
+                "DELETE FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2 RETURNING call",
+                params![ticket_id, now],
+            )?;
             text.map(|text| pending_from_text(name, &text)).transpose()
         })
     }
@@ -53,14 +51,12 @@ impl PendingStore for SqliteStore {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
             let now = crate::time::now_secs() as i64;
-            let text: Option<String> = connection
-                .query_row(
-                    "SELECT call FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2",
-                    params![ticket_id, now],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(failed(name))?;
+            let text = text_of(
+                connection,
+                name,
+                "SELECT call FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2",
+                params![ticket_id, now],
+            )?;
             text.map(|text| pending_from_text(name, &text)).transpose()
         })
     }
@@ -100,14 +96,12 @@ impl PendingStore for SqliteStore {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
             let now = crate::time::now_secs() as i64;
-            let text: Option<String> = connection
-                .query_row(
-                    "SELECT decided FROM toolgate_decided WHERE ticket_id = ?1 AND keep_until > ?2",
-                    params![ticket_id, now],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(failed(name))?;
+            let text = text_of(
+                connection,
+                name,
+                "SELECT decided FROM toolgate_decided WHERE ticket_id = ?1 AND keep_until > ?2",
+                params![ticket_id, now],
+            )?;
             text.map(|text| from_text(name, "a decided call", &text))
                 .transpose()
         })

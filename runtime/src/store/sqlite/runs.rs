@@ -1,9 +1,9 @@
 //! Agent runs in SQLite: `take` deletes and returns the row in one statement, so a run is
 //! resumed once. Finished runs are kept a week, runs waiting for a person a month.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
-use super::{SqliteStore, failed};
+use super::{SqliteStore, failed, text_of};
 use crate::agent::{Run, RunId, RunStore};
 use crate::store::StoreFuture;
 use crate::store::rows::{FINISHED_RUN_MS, WAITING_RUN_MS, from_text, run_waits, to_text};
@@ -32,14 +32,12 @@ impl RunStore for SqliteStore {
     fn take<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         let id = id.as_str().to_owned();
         self.run(move |connection, name| {
-            let text: Option<String> = connection
-                .query_row(
-                    "DELETE FROM toolgate_runs WHERE id = ?1 RETURNING run",
-                    [id],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(failed(name))?;
+            let text = text_of(
+                connection,
+                name,
+                "DELETE FROM toolgate_runs WHERE id = ?1 RETURNING run",
+                [id],
+            )?;
             text.map(|text| from_text(name, "an agent run", &text))
                 .transpose()
         })
@@ -48,12 +46,12 @@ impl RunStore for SqliteStore {
     fn get<'a>(&'a self, id: &'a RunId) -> StoreFuture<'a, Option<Run>> {
         let id = id.as_str().to_owned();
         self.run(move |connection, name| {
-            let text: Option<String> = connection
-                .query_row("SELECT run FROM toolgate_runs WHERE id = ?1", [id], |row| {
-                    row.get(0)
-                })
-                .optional()
-                .map_err(failed(name))?;
+            let text = text_of(
+                connection,
+                name,
+                "SELECT run FROM toolgate_runs WHERE id = ?1",
+                [id],
+            )?;
             text.map(|text| from_text(name, "an agent run", &text))
                 .transpose()
         })
