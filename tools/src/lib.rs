@@ -24,7 +24,17 @@
 //! | [`programs`] | `run_command` | [`programs::CommandConfig`] |
 //! | [`tasks`] | `create_task`, `list_tasks`, `complete_task` | [`tasks::TaskStore`] |
 
+#[cfg(feature = "config")]
+mod duration;
+#[cfg(feature = "config")]
+mod problem;
+#[cfg(feature = "config")]
+pub use problem::Problem;
+#[cfg(feature = "config")]
+pub mod config;
 pub mod files;
+#[cfg(feature = "config")]
+pub mod file_tools;
 pub mod programs;
 mod quote;
 pub mod system;

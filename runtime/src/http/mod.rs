@@ -62,7 +62,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use auth::{AuthError, Authenticate};
+pub use auth::{AuthError, AuthFuture, Authenticate};
 pub use errors::ApiError;
 pub use wire::OutcomeBody;
 

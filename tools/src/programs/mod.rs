@@ -4,19 +4,18 @@
 //! default policy asks a person first, and the person is shown the exact command line, the
 //! working folder and what the policy allowed.
 
-mod confine;
+pub(crate) mod confine;
+pub(crate) mod launch;
 mod policy;
 mod presets;
-mod scratch;
+pub(crate) mod scratch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use cap_std::fs::Dir;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
 use toolgate::prelude::*;
 use toolgate::{ToolResult, ToolTemplate};
 
@@ -162,7 +161,7 @@ fn check(
 }
 
 /// The program's file on the fixed `PATH` (a name with a `/` is never looked up).
-fn locate(program: &str) -> Option<PathBuf> {
+pub(crate) fn locate(program: &str) -> Option<PathBuf> {
     if program.is_empty() || program.contains('/') {
         return None;
     }
@@ -228,146 +227,35 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
         policy,
         ..
     } = checked;
-    let scratch = scratch::Scratch::new().map_err(|error| {
-        ToolError::execution(format!("no temporary folder for `{program}`: {error}"))
-    })?;
-    let mut command = std::process::Command::new(&executable);
-    command
-        .args(&args)
-        .current_dir(start_folder(&folder, folder_path))
-        .env_clear()
-        .env("PATH", SAFE_PATH)
-        .env("HOME", "/nonexistent")
-        .env("LANG", "C.UTF-8")
-        .env("TMPDIR", scratch.path())
-        .envs(policy.env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut executable_paths = vec![executable];
-    executable_paths.extend(policy.exec_paths.iter().cloned());
-    let mut writable = sandbox.root_paths();
-    writable.push(scratch.path().to_owned());
-    let reach = confine::Reach {
-        writable,
-        executable: executable_paths,
-    };
-    let started = if config.confine {
-        confine::spawn(command, reach).await
-    } else {
-        command.spawn().map(|child| (child, Confinement::None))
-    };
-    let (child, confinement) = started.map_err(|error| {
-        ToolError::execution(format!("`{program}` could not be started: {error}"))
-    })?;
-    let mut child = Running(child);
-    let cap = config.max_output_bytes;
-    let stdout = read_capped(
-        child
-            .0
-            .stdout
-            .take()
-            .and_then(|out| tokio::process::ChildStdout::from_std(out).ok()),
-        cap,
-    );
-    let stderr = read_capped(
-        child
-            .0
-            .stderr
-            .take()
-            .and_then(|err| tokio::process::ChildStderr::from_std(err).ok()),
-        cap,
-    );
-    let finished = async {
-        let (stdout, stderr, status) = tokio::join!(stdout, stderr, child.wait());
-        (stdout, stderr, status)
-    };
-    let Ok((stdout, stderr, status)) = tokio::time::timeout(config.timeout, finished).await else {
-        return Err(ToolError::new(
-            ErrorCode::Timeout,
-            format!(
-                "`{program}` did not finish within {} s and was stopped",
-                config.timeout.as_secs_f64()
-            ),
-        ));
-    };
-    let status =
-        status.map_err(|error| ToolError::execution(format!("`{program}` failed: {error}")))?;
+    let finished = launch::launch(launch::Launch {
+        name: &program,
+        executable,
+        args: &args,
+        folder: &folder,
+        folder_path,
+        env: policy.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        exec_paths: policy.exec_paths.clone(),
+        stdin: None,
+        timeout: config.timeout,
+        max_output_bytes: config.max_output_bytes,
+        confine: config.confine,
+        sandbox,
+    })
+    .await?;
     Ok(json!({
-        "exit_code": status.code(),
-        "success": status.success(),
-        "stdout": stdout.0,
-        "stdout_truncated": stdout.1,
-        "stderr": stderr.0,
-        "stderr_truncated": stderr.1,
-        "confinement": confinement.as_str(),
+        "exit_code": finished.status.code(),
+        "success": finished.status.success(),
+        "stdout": finished.stdout.0,
+        "stdout_truncated": finished.stdout.1,
+        "stderr": finished.stderr.0,
+        "stderr_truncated": finished.stderr.1,
+        "confinement": finished.confinement.as_str(),
     }))
-}
-
-/// A started program, killed if it is still running when dropped (timeout, cancellation).
-struct Running(std::process::Child);
-
-impl Running {
-    /// Waits without blocking the runtime: the program's exit is polled.
-    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        loop {
-            if let Some(status) = self.0.try_wait()? {
-                return Ok(status);
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// Where the program starts. On Linux, the folder opened and checked before, named through
-/// `/proc/self/fd`: the child changes into it before `exec`, while it still holds the
-/// descriptor, so a folder swapped for a symlink after the check is not followed. Elsewhere
-/// (or without `/proc`), the folder's path.
-fn start_folder(folder: &Dir, path: PathBuf) -> PathBuf {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let through_descriptor = PathBuf::from(format!("/proc/self/fd/{}", folder.as_raw_fd()));
-        if through_descriptor.is_dir() {
-            return through_descriptor;
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = folder;
-    path
-}
-
-/// Reads a stream to the end, keeping at most `cap` bytes (the rest is drained, so the
-/// program is not blocked on a full pipe).
-async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (String, bool) {
-    let Some(mut stream) = stream else {
-        return (String::new(), false);
-    };
-    let mut kept = Vec::new();
-    let mut buffer = [0u8; 8192];
-    let mut truncated = false;
-    while let Ok(read) = stream.read(&mut buffer).await {
-        if read == 0 {
-            break;
-        }
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&buffer[..read.min(room)]);
-        truncated |= read > room;
-    }
-    (String::from_utf8_lossy(&kept).into_owned(), truncated)
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    use super::launch::start_folder;
     use super::*;
     use tokio::process::Command;
 

@@ -87,27 +87,7 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
         ToolError::invalid_arguments(format!("`{address}` is not a URL: {error}"))
     })?;
     for _ in 0..=config.max_redirects {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(refused(&url, "only http and https addresses are fetched"));
-        }
-        let host = url
-            .host_str()
-            .ok_or_else(|| refused(&url, "the address has no host"))?
-            .to_owned();
-        let port = url.port_or_known_default().unwrap_or(80);
-        let address = checked_address(config, &url, &host, port).await?;
-        // Connect to exactly the address that was checked (no second DNS lookup to rebind).
-        // No proxy from the environment (`HTTP_PROXY`, `ALL_PROXY`): a proxy would be sent
-        // the request instead of the checked address.
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(Policy::none())
-            .user_agent(&config.user_agent)
-            .resolve(host.trim_start_matches('[').trim_end_matches(']'), address)
-            .build()
-            .map_err(|error| {
-                ToolError::execution(format!("the HTTP client could not be set up: {error}"))
-            })?;
+        let client = pinned_client(config, &url).await?;
         let mut response = client.get(url.clone()).send().await.map_err(|error| {
             ToolError::new(
                 "fetch_failed",
@@ -130,19 +110,7 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let mut body = Vec::new();
-        let mut truncated = false;
-        while let Some(chunk) = response.chunk().await.map_err(|error| {
-            ToolError::new("fetch_failed", format!("reading `{url}` failed: {error}"))
-        })? {
-            let room = config.max_bytes - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let (body, truncated) = read_body(&mut response, config.max_bytes, &url).await?;
         return Ok(describe(
             &url,
             status,
@@ -159,6 +127,49 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
             config.max_redirects
         ),
     ))
+}
+
+/// A client that connects to exactly the address checked for `url` (no second DNS lookup to
+/// rebind), follows no redirect and uses no proxy from the environment (`HTTP_PROXY`,
+/// `ALL_PROXY`: a proxy would be sent the request instead of the checked address). Refuses
+/// addresses that are not `http(s)` or not public (unless allowed).
+pub(crate) async fn pinned_client(config: &WebConfig, url: &Url) -> Result<reqwest::Client, ToolError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(refused(url, "only http and https addresses are fetched"));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| refused(url, "the address has no host"))?
+        .to_owned();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let address = checked_address(config, url, &host, port).await?;
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(Policy::none())
+        .user_agent(&config.user_agent)
+        .resolve(host.trim_start_matches('[').trim_end_matches(']'), address)
+        .build()
+        .map_err(|error| ToolError::execution(format!("the HTTP client could not be set up: {error}")))
+}
+
+/// Reads a response body, keeping at most `max_bytes` (and whether more was cut off).
+pub(crate) async fn read_body(
+    response: &mut reqwest::Response,
+    max_bytes: usize,
+    url: &Url,
+) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|error| {
+        ToolError::new("fetch_failed", format!("reading `{url}` failed: {error}"))
+    })? {
+        let room = max_bytes - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
 }
 
 /// The address to connect to, after checking every address the host resolves to.

@@ -1,0 +1,111 @@
+//! The callers of `[callers.NAME]`: their roles, and their bearer tokens (read from the
+//! environment, never from the file) for serving.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use toolgate::Caller;
+use toolgate::http::{AuthError, AuthFuture, Authenticate};
+
+/// One configured caller.
+#[derive(Debug, Clone)]
+pub struct CallerEntry {
+    /// The caller (its id is its name in the file).
+    pub caller: Caller,
+    /// Its token, when its `token_env` variable is set.
+    token: Option<String>,
+}
+
+impl CallerEntry {
+    /// Whether a token was found for it.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+}
+
+/// Every configured caller, by name; authenticates requests by their bearer token.
+#[derive(Debug, Clone, Default)]
+pub struct Callers {
+    entries: Arc<BTreeMap<String, CallerEntry>>,
+}
+
+impl Callers {
+    pub(crate) fn new(entries: BTreeMap<String, CallerEntry>) -> Self {
+        Callers {
+            entries: Arc::new(entries),
+        }
+    }
+
+    pub(crate) fn entry(caller: Caller, token: Option<String>) -> CallerEntry {
+        CallerEntry { caller, token }
+    }
+
+    /// The caller named `name`.
+    pub fn get(&self, name: &str) -> Option<&CallerEntry> {
+        self.entries.get(name)
+    }
+
+    /// Every caller, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &CallerEntry)> {
+        self.entries.iter()
+    }
+
+    /// The caller whose token this is. Every token is compared in full, so the time taken
+    /// does not tell how much of a token was right.
+    pub fn by_token(&self, token: &str) -> Option<Caller> {
+        let mut found = None;
+        for entry in self.entries.values() {
+            if let Some(known) = &entry.token
+                && same_bytes(known.as_bytes(), token.as_bytes())
+            {
+                found = Some(entry.caller.clone());
+            }
+        }
+        found
+    }
+}
+
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let mut difference = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for (index, byte) in a.iter().enumerate() {
+        difference |= byte ^ b.get(index).copied().unwrap_or(!byte);
+    }
+    difference == 0
+}
+
+impl Authenticate for Callers {
+    fn authenticate(&self, parts: &Parts) -> AuthFuture {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        let answer = match header {
+            None => Err(AuthError::unauthenticated(
+                "send `Authorization: Bearer <token>` with a token of a configured caller",
+            )),
+            Some(token) => self
+                .by_token(token.trim())
+                .ok_or_else(|| AuthError::unauthenticated("the token is not one of a configured caller")),
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_find_their_caller_only_when_whole() {
+        let mut entries = BTreeMap::new();
+        entries.insert("ann".to_owned(), Callers::entry(Caller::new("ann", "admin"), Some("t-ann".into())));
+        entries.insert("bob".to_owned(), Callers::entry(Caller::new("bob", "staff"), None));
+        let callers = Callers::new(entries);
+        assert_eq!(callers.by_token("t-ann").unwrap().role(), "admin");
+        assert!(callers.by_token("t-an").is_none());
+        assert!(callers.by_token("t-ann!").is_none());
+        assert!(callers.by_token("").is_none());
+    }
+}

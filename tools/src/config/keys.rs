@@ -1,0 +1,251 @@
+//! The keys of `toolgate.toml`, as written. Unknown keys are errors; values that name
+//! something (roles, networks, rates) keep where they were written, so a later check can
+//! point at the line.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::duration::deserialize_optional as optional_duration;
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The roles, lowest first.
+    pub roles: Spanned<Vec<String>>,
+    /// The role whose holders may decide approvals (default: the highest).
+    pub approver_role: Option<Spanned<String>>,
+    /// `auto`, `prompt` (default) or `deny`.
+    #[serde(default)]
+    pub policy: PolicyKey,
+    /// Time limit of a call without one of its own (default 30 s).
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub default_timeout: Option<Duration>,
+    /// Most calls of a batch running at once.
+    pub max_concurrency: Option<usize>,
+    /// Where state is kept: `memory` (default), `sqlite:PATH` or `postgres://...`.
+    pub state: Option<Spanned<String>>,
+    /// The environment variable holding the key approval tickets are signed with (needed
+    /// when state is shared, so every process accepts the others' tickets).
+    pub approval_key_env: Option<Spanned<String>>,
+    /// An audit file (JSON lines, hash-chained), relative to this file.
+    pub audit_file: Option<PathBuf>,
+    /// Tool folders, relative to this file (default: `.toolgate/tools` beside it).
+    pub tool_folders: Option<Vec<PathBuf>>,
+    /// Also load the user's tool folder (`~/.config/toolgate/tools`; default: yes).
+    #[serde(default = "yes")]
+    pub user_tools: bool,
+    /// Who may call, by name.
+    #[serde(default)]
+    pub callers: BTreeMap<String, CallerKey>,
+    /// Limits on a call's arguments.
+    #[serde(default)]
+    pub arguments: ArgumentsKey,
+    /// Rate limits.
+    #[serde(default)]
+    pub rate_limits: RateLimitsKey,
+    /// The folder files and command tools are confined to.
+    pub sandbox: Option<SandboxKey>,
+    /// What web and HTTP tools may reach.
+    #[serde(default)]
+    pub web: WebKey,
+    /// How programs run (`run_command` and command tools).
+    #[serde(default)]
+    pub commands: CommandsKey,
+    /// Ready tool families to enable, each with its permission.
+    #[serde(default)]
+    pub ready: ReadyKey,
+    /// MCP servers whose tools are imported.
+    #[serde(default)]
+    pub mcp: Vec<McpKey>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The policy mode.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKey {
+    /// Everything runs.
+    Auto,
+    /// Risky calls wait for approval.
+    #[default]
+    Prompt,
+    /// Risky calls are refused.
+    Deny,
+}
+
+/// `[callers.NAME]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallerKey {
+    /// The caller's role.
+    pub role: Spanned<String>,
+    /// The environment variable holding the caller's bearer token (for serving).
+    pub token_env: Option<String>,
+}
+
+/// `[arguments]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentsKey {
+    /// Largest argument text, in bytes.
+    pub max_bytes: Option<usize>,
+    /// Deepest nesting.
+    pub max_depth: Option<usize>,
+}
+
+/// `[rate_limits]`: rates written as `"60/min"` (`s`, `min`, `h`, `day`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitsKey {
+    /// Calls per caller, over all tools.
+    pub per_caller: Option<Spanned<String>>,
+    /// Calls per caller of one tool, by tool name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, Spanned<String>>,
+}
+
+/// `[sandbox]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxKey {
+    /// The folder, relative to this file.
+    pub root: Spanned<PathBuf>,
+}
+
+/// `[web]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebKey {
+    /// Networks that may be reached although not public, e.g. `"127.0.0.0/8"`.
+    #[serde(default)]
+    pub allow_networks: Vec<Spanned<String>>,
+    /// Time limit of a request.
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub timeout: Option<Duration>,
+    /// Most body bytes read.
+    pub max_bytes: Option<usize>,
+}
+
+/// `[commands]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandsKey {
+    /// Time limit of a program run.
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub timeout: Option<Duration>,
+    /// Most bytes kept of stdout and of stderr.
+    pub max_output_bytes: Option<usize>,
+    /// Confine programs with Landlock where the kernel has it (default: yes).
+    pub confine: Option<bool>,
+}
+
+/// `[ready]`: the ready tool families.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyKey {
+    /// `read_file`, `write_file`, ... (needs `[sandbox]`).
+    pub files: Option<FamilyKey>,
+    /// `fetch_webpage`.
+    pub web: Option<FamilyKey>,
+    /// `get_device_info`.
+    pub system: Option<FamilyKey>,
+    /// `run_command` (needs `[sandbox]`).
+    pub programs: Option<ProgramsKey>,
+    /// `create_task`, `list_tasks`, `complete_task`.
+    pub tasks: Option<TasksKey>,
+}
+
+/// One family: its permission, and optionally which of its tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyKey {
+    /// The lowest role that may use the family's tools.
+    pub permission: Spanned<String>,
+    /// Only these tools of the family (default: all).
+    pub tools: Option<Spanned<Vec<String>>>,
+}
+
+/// `[ready.programs]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramsKey {
+    /// The lowest role that may use `run_command`.
+    pub permission: Spanned<String>,
+    /// Allowed programs: a preset (`"git_read_only"`, `"ls"`, `"find"`) or a policy.
+    #[serde(default)]
+    pub allow: BTreeMap<String, Spanned<ProgramKey>>,
+}
+
+/// How one program may be called.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ProgramKey {
+    /// A preset's name.
+    Preset(String),
+    /// A policy.
+    Policy(ProgramPolicyKey),
+}
+
+/// A program's argument policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramPolicyKey {
+    /// Allowed subcommands (the first argument).
+    #[serde(default)]
+    pub subcommands: Vec<String>,
+    /// Allowed flags (globs such as `--format=*`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// What positional arguments may be: `path`, `text` or `number` (default: none).
+    pub positionals: Option<String>,
+}
+
+/// `[ready.tasks]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksKey {
+    /// The lowest role that may use the task tools.
+    pub permission: Spanned<String>,
+    /// The task database, relative to this file (default: the user's data folder).
+    pub database: Option<PathBuf>,
+}
+
+/// `[[mcp]]`: one server to import tools from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpKey {
+    /// The server's name (tools are named `mcp_NAME_TOOL` unless `prefix` says otherwise).
+    pub name: String,
+    /// A program to start (spoken to over stdin/stdout)...
+    pub command: Option<String>,
+    /// ...with these arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables of the program; `${NAME}` takes one of toolgate's.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Or a Streamable HTTP server's URL.
+    pub url: Option<String>,
+    /// The environment variable holding a bearer token for the URL.
+    pub token_env: Option<String>,
+    /// The lowest role that may use the imported tools.
+    pub permission: Spanned<String>,
+    /// Only these tools.
+    pub allow: Option<Vec<String>>,
+    /// Not these tools.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// The prefix of imported names.
+    pub prefix: Option<String>,
+    /// Time limit of one remote call.
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub call_timeout: Option<Duration>,
+}

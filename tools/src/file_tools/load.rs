@@ -1,0 +1,259 @@
+//! Reading tool files into tools, and registering them beside the registry's other tools.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toolgate::{
+    BuildProblem, Caller, Hints, Registry, SourceLocation, Tool, ToolContext, ToolDefinition,
+    ToolFuture, is_valid_tool_name,
+};
+
+use super::command::{CommandTool, resolve_program};
+use super::environment;
+use super::http::{self, HttpTool};
+use super::parameters::input_schema;
+use crate::problem::{Problem, line_of_key};
+use super::spec::{ParsedFile, parse};
+use super::FileTools;
+
+/// A tool read from a file.
+#[derive(Clone)]
+pub struct FileTool {
+    kind: Kind,
+    file: PathBuf,
+    text: std::sync::Arc<str>,
+}
+
+#[derive(Clone)]
+enum Kind {
+    Command(CommandTool),
+    Http(HttpTool),
+}
+
+impl FileTool {
+    /// The file it was read from.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The file's text when it was read.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether it runs a program (`"command"`) or sends a request (`"http"`).
+    pub fn kind(&self) -> &'static str {
+        match self.kind {
+            Kind::Command(_) => "command",
+            Kind::Http(_) => "http",
+        }
+    }
+}
+
+impl Tool for FileTool {
+    fn definition(&self) -> ToolDefinition {
+        match &self.kind {
+            Kind::Command(tool) => tool.definition(),
+            Kind::Http(tool) => tool.definition(),
+        }
+    }
+
+    fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture {
+        match &self.kind {
+            Kind::Command(tool) => tool.call(context, arguments),
+            Kind::Http(tool) => tool.call(context, arguments),
+        }
+    }
+}
+
+/// The tool files of `folders`: `*.md` and `*.toml`, each folder's sorted by name; missing
+/// folders are skipped.
+pub fn tool_files(folders: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| {
+                path.is_file()
+                    && matches!(path.extension().and_then(|e| e.to_str()), Some("md" | "toml"))
+            })
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    files
+}
+
+/// Reads one tool file: its keys, its schema, how it runs.
+pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| Problem::new(path, None, format!("cannot be read: {error}")))?;
+    let parsed = parse(path, &text)?;
+    let definition = definition(path, &parsed)?;
+    let spec = &parsed.spec;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let kind = match (&spec.command, &spec.http) {
+        (Some(command), None) => {
+            let sandbox = settings.sandbox.clone().ok_or_else(|| {
+                parsed.problem_at(path, "command", "command tools run in a sandbox, and none is configured (set `[sandbox] root` in toolgate.toml)")
+            })?;
+            let program = resolve_program(&command.program, folder)
+                .map_err(|why| parsed.problem_at(path, "program", why))?;
+            check_variables(path, &parsed, command.env.values())?;
+            Kind::Command(CommandTool::new(definition, command, program, sandbox, settings.commands.clone()))
+        }
+        (None, Some(request)) => {
+            let method = http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
+            check_placeholders(path, &parsed, &definition, &request.url)?;
+            check_variables(path, &parsed, request.headers.values())?;
+            Kind::Http(HttpTool::new(definition, request, method, settings.web.clone()))
+        }
+        (Some(_), Some(_)) => {
+            return Err(parsed.problem_at(path, "http", "a tool file has either `command` or `http`, not both"));
+        }
+        (None, None) => {
+            return Err(Problem::new(path, None, "a tool file says how it runs: add `command` (a program) or `http` (a request)"));
+        }
+    };
+    Ok(FileTool {
+        kind,
+        file: path.to_owned(),
+        text: text.into(),
+    })
+}
+
+fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Problem> {
+    let spec = &parsed.spec;
+    if !is_valid_tool_name(&spec.name) {
+        return Err(parsed.problem_at(path, "name", format!(
+            "the tool name {:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`",
+            spec.name
+        )));
+    }
+    let description = [spec.description.as_deref().unwrap_or("").trim(), parsed.body.as_str()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if description.is_empty() {
+        return Err(Problem::new(path, Some(1), "a tool needs a description: add `description`, or (in Markdown) a body after the front matter"));
+    }
+    let schema = input_schema(spec.parameters.as_ref())
+        .map_err(|why| parsed.problem_at(path, "parameters", why))?;
+    let properties = schema["properties"].as_object();
+    if let Some(unknown) = spec.secret.iter().find(|name| properties.is_none_or(|p| !p.contains_key(*name))) {
+        return Err(parsed.problem_at(path, "secret", format!("`secret` names `{unknown}`, which is not a parameter")));
+    }
+    let mut definition = ToolDefinition::new(&spec.name, description, &spec.permission, schema);
+    definition.title = spec.title.clone();
+    definition.group = spec.group.clone();
+    definition.tags = spec.tags.clone();
+    definition.risk = spec.risk;
+    definition.hints = Hints {
+        read_only: spec.read_only,
+        destructive: spec.destructive,
+        idempotent: spec.idempotent,
+        open_world: spec.open_world || spec.http.is_some(),
+    };
+    definition.output_schema = spec.output_schema.clone();
+    definition.timeout = spec.timeout;
+    definition.secret_arguments = spec.secret.clone();
+    definition.source = Some(SourceLocation {
+        file: path.display().to_string(),
+        line: line_of_key(&parsed.text, "name").unwrap_or(1) as u32,
+    });
+    Ok(definition)
+}
+
+fn check_placeholders(path: &Path, parsed: &ParsedFile, definition: &ToolDefinition, url: &str) -> Result<(), Problem> {
+    let properties = definition.input_schema["properties"].as_object();
+    match http::placeholders(url).into_iter().find(|name| properties.is_none_or(|p| !p.contains_key(*name))) {
+        Some(unknown) => Err(parsed.problem_at(path, "url", format!("the URL's `{{{unknown}}}` names no parameter"))),
+        None => Ok(()),
+    }
+}
+
+/// Every `${NAME}` names a variable (their values are read when a call runs).
+fn check_variables<'a>(path: &Path, parsed: &ParsedFile, texts: impl Iterator<Item = &'a String>) -> Result<(), Problem> {
+    for text in texts {
+        for name in environment::names(text) {
+            let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                let line = parsed.text.lines().position(|line| line.contains(text.as_str())).map(|index| index + 1);
+                return Err(Problem::new(path, line, format!("`${{{name}}}` is not an environment variable's name")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What came of registering the tool files of [`FileTools::folders`].
+#[derive(Default)]
+pub struct Registered {
+    /// The tools registered, by name, with their files.
+    pub tools: BTreeMap<String, FileTool>,
+    /// The files that could not be used.
+    pub problems: Vec<Problem>,
+}
+
+impl FileTools {
+    /// Reads every tool file and registers each tool in `registry`, checked as at build
+    /// time. A file whose tool's name is taken (by a tool of the registry or an earlier
+    /// file) is refused with both places named; every broken file is one problem and the
+    /// others are still registered.
+    pub fn register(&self, registry: &Registry) -> Registered {
+        let mut registered = Registered::default();
+        for file in tool_files(&self.folders) {
+            match load_file(&file, self).and_then(|tool| register_one(registry, tool)) {
+                Ok(tool) => {
+                    registered.tools.insert(tool.definition().name, tool);
+                }
+                Err(problem) => registered.problems.push(problem),
+            }
+        }
+        registered
+    }
+}
+
+/// Registers one file tool, refusing a name already taken.
+pub(crate) fn register_one(registry: &Registry, tool: FileTool) -> Result<FileTool, Problem> {
+    if let Some(first) = existing(registry, &tool.definition().name) {
+        return Err(taken(&tool, &first));
+    }
+    registry.register(tool.clone()).map_err(|error| {
+        let key = error.problems().first().map_or("name", problem_key);
+        let line = line_of_key(&tool.text, key);
+        let messages: Vec<String> = error.problems().iter().map(ToString::to_string).collect();
+        Problem::new(&tool.file, line, messages.join("; "))
+    })?;
+    Ok(tool)
+}
+
+/// `tool`'s name is taken by `first`: both places are named.
+pub(crate) fn taken(tool: &FileTool, first: &ToolDefinition) -> Problem {
+    let place = match &first.source {
+        Some(source) => format!("the tool defined at {source}"),
+        None => "a tool registered at run time (e.g. imported from an MCP server)".to_owned(),
+    };
+    let line = line_of_key(&tool.text, "name");
+    Problem::new(&tool.file, line, format!("the name `{}` is taken by {place}; rename one of them", first.name))
+}
+
+/// The key of a tool file a registration problem is about.
+fn problem_key(problem: &BuildProblem) -> &'static str {
+    match problem {
+        BuildProblem::UnknownPermission { .. } => "permission",
+        BuildProblem::Incompatible { .. } | BuildProblem::InvalidSchema { .. } => "parameters",
+        _ => "name",
+    }
+}
+
+/// The registry's tool with this name, whoever may see it.
+pub(crate) fn existing(registry: &Registry, name: &str) -> Option<std::sync::Arc<ToolDefinition>> {
+    let top = registry.roles().names().last()?;
+    registry.definition(&Caller::new("toolgate-file-tools", top.as_str()), name)
+}
