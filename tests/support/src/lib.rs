@@ -1,5 +1,7 @@
-//! Real servers for toolgate's tests, started by the tests themselves.
+//! Real servers and clients for toolgate's tests, started by the tests themselves.
 
 mod postgres;
+mod python_mcp;
 
 pub use postgres::TempPostgres;
+pub use python_mcp::{MCP_SDK, python_with_mcp_sdk};

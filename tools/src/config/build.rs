@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use toolgate::approval::Approver;
 use toolgate::audit::JsonlFileSink;
 use toolgate::mcp::McpImport;
 use toolgate::policy::PolicyMode;
@@ -49,11 +50,28 @@ pub struct ImportStatus {
     pub outcome: Result<usize, String>,
 }
 
+/// What [`Config::build_with`] leaves out or adds.
+#[derive(Default, Clone)]
+pub struct BuildOptions {
+    /// Do not connect the MCP servers (their tools are left out).
+    pub skip_mcp: bool,
+    /// Do not read the tool folders.
+    pub skip_tool_files: bool,
+    /// Who is asked when a call needs approval (default: nobody; such calls wait with a
+    /// ticket, for `toolgate approvals` or the HTTP approval routes).
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
 impl Config {
     /// Builds the registry the config describes. A problem with the config itself is an
     /// error; a tool file or MCP server that cannot be used is reported in [`Built`] and the
     /// rest is served.
     pub async fn build(&self) -> Result<Built, Problem> {
+        self.build_with(BuildOptions::default()).await
+    }
+
+    /// [`build`](Self::build), leaving out or adding what `options` say.
+    pub async fn build_with(&self, options: BuildOptions) -> Result<Built, Problem> {
         self.check_roles()?;
         let callers = self.callers()?;
         let approver_role = match &self.file.approver_role {
@@ -69,10 +87,14 @@ impl Config {
             builder = builder.shared_state(Arc::clone(sandbox));
         }
         builder = self.ready_tools(builder, sandbox.is_some())?;
+        if let Some(approver) = options.approver {
+            builder = builder.approver("terminal", move |request| approver.approve(request));
+        }
         let registry = builder.build().map_err(|error| self.problem(error.to_string()))?;
-        let imports = self.import_mcp(&registry).await;
+        let imports = if options.skip_mcp { Vec::new() } else { self.import_mcp(&registry).await };
+        let folders = if options.skip_tool_files { Vec::new() } else { self.tool_folders() };
         let file_tools = FileTools {
-            folders: self.tool_folders(),
+            folders,
             sandbox,
             commands,
             web,
@@ -181,7 +203,7 @@ impl Config {
         if let Some(path) = &file.audit_file {
             let path = self.resolve(path);
             let sink = JsonlFileSink::open(&path)
-                .map_err(|error| self.problem(format!("the audit file `{}` cannot be opened: {error}", path.display())))?;
+                .map_err(|error| self.problem(format!("the audit file `{}` cannot be opened: {error}; one process writes it (is `toolgate serve` running?): give others their own file, or keep the audit in a shared `state`", path.display())))?;
             builder = builder.audit_sink(sink);
         }
         Ok(builder)

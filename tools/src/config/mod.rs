@@ -37,7 +37,7 @@ mod rates;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-pub use build::{Built, ImportStatus};
+pub use build::{BuildOptions, Built, ImportStatus};
 pub use callers::{CallerEntry, Callers};
 
 use crate::problem::Problem;

@@ -2,7 +2,10 @@
 //! the call's arguments as JSON on stdin and writes its result on stdout. It is started like
 //! `run_command` starts programs (no shell, scrubbed environment, working folder in the
 //! sandbox, Landlock, timeout, capped output); the call's arguments never reach its command
-//! line.
+//! line. Under Landlock it may also start the system's programs (`/usr/local/bin`,
+//! `/usr/bin`, `/bin`) and the files beside it, all confined alike: writing only inside the
+//! sandbox and a private `TMPDIR`, and no TCP connections (use an `http` tool for requests,
+//! or `[commands] confine = false`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +16,7 @@ use toolgate::{Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolRes
 use super::environment::interpolate;
 use super::spec::{CommandSpec, OutputKind};
 use crate::files::Sandbox;
-use crate::programs::CommandConfig;
+use crate::programs::{CommandConfig, SAFE_PATH};
 use crate::programs::launch::{Finished, Launch, launch};
 
 /// Most bytes of stderr quoted in the error of a failed run.
@@ -46,7 +49,11 @@ impl CommandTool {
         sandbox: Arc<Sandbox>,
         limits: CommandConfig,
     ) -> Self {
-        let exec_paths = interpreters(&program);
+        // What a script usually starts: its interpreter, the system's programs, its helpers
+        // beside it. (They are confined like it: write only in the sandbox, no network.)
+        let mut exec_paths = interpreters(&program);
+        exec_paths.extend(SAFE_PATH.split(':').map(PathBuf::from));
+        exec_paths.extend(program.parent().map(Path::to_path_buf));
         CommandTool {
             inner: Arc::new(Inner {
                 definition,

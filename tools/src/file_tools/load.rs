@@ -208,7 +208,7 @@ impl FileTools {
     pub fn register(&self, registry: &Registry) -> Registered {
         let mut registered = Registered::default();
         for file in tool_files(&self.folders) {
-            match load_file(&file, self).and_then(|tool| register_one(registry, tool)) {
+            match load_file(&file, self).and_then(|tool| register_file_tool(registry, tool)) {
                 Ok(tool) => {
                     registered.tools.insert(tool.definition().name, tool);
                 }
@@ -219,8 +219,9 @@ impl FileTools {
     }
 }
 
-/// Registers one file tool, refusing a name already taken.
-pub(crate) fn register_one(registry: &Registry, tool: FileTool) -> Result<FileTool, Problem> {
+/// Registers one file tool in `registry`, checked as at build time; a name already taken
+/// (by any tool of the registry) is refused with both places named.
+pub fn register_file_tool(registry: &Registry, tool: FileTool) -> Result<FileTool, Problem> {
     if let Some(first) = existing(registry, &tool.definition().name) {
         return Err(taken(&tool, &first));
     }

@@ -192,13 +192,19 @@ fn split_front_matter(rest: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// The YAML error's message without the location it repeats (the problem carries the line).
+/// The YAML error's message without the location it repeats (the problem carries the
+/// line): `error: line 3 column 43: mapping values ...` becomes `mapping values ...`.
 fn yaml_message(error: &serde_saphyr::Error) -> String {
     let text = error.to_string();
     let first = text.lines().next().unwrap_or_default();
-    match first.find(" at line ") {
-        Some(at) => first[..at].to_owned(),
-        None => first.to_owned(),
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let without_place = first
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(first, |(_, message)| message);
+    match without_place.find(" at line ") {
+        Some(at) => without_place[..at].to_owned(),
+        None => without_place.to_owned(),
     }
 }
 

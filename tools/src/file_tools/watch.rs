@@ -10,7 +10,7 @@ use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
 use toolgate::{Registry, Tool};
 
-use super::load::{FileTool, Registered, load_file, register_one, taken, tool_files};
+use super::load::{FileTool, Registered, load_file, register_file_tool, taken, tool_files};
 use super::{FileTools, Problem};
 
 /// Tool folders being watched; dropping it stops watching (the tools stay registered).
@@ -100,7 +100,7 @@ fn reload(settings: &FileTools, registry: &Registry, state: &mut Registered) {
         if state.tools.contains_key(&name) {
             continue;
         }
-        match register_one(registry, tool) {
+        match register_file_tool(registry, tool) {
             Ok(tool) => {
                 tracing::info!(tool = %name, file = %tool.file().display(), "file tool registered");
                 state.tools.insert(name, tool);

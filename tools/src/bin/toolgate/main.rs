@@ -1,1 +1,92 @@
-fn main() {}
+//! `toolgate`: list, call, approve and serve the tools a `toolgate.toml` defines, and check
+//! tool files and audit logs. Errors are one line on stderr; the exit code says how it ended.
+
+mod approvals;
+mod audit;
+mod call;
+mod failure;
+mod output;
+mod serve;
+mod setup;
+mod starter;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use failure::Failure;
+
+/// Tools a language model can call, safely: list them by role, call them, approve risky
+/// calls, serve them over MCP or HTTP, and check the audit trail.
+#[derive(Parser)]
+#[command(name = "toolgate", version, after_help = EXIT_CODES)]
+struct Cli {
+    /// The config file.
+    #[arg(long, global = true, env = "TOOLGATE_CONFIG", default_value = "toolgate.toml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 the tool (or check) failed; 2 bad usage or config; \
+3 the call needs approval and was not approved; 4 no such tool for this role.";
+
+#[derive(Subcommand)]
+enum Command {
+    /// List, inspect, create and check tools.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
+    /// Call a tool: `toolgate call NAME --param value ...` or `--json '{...}'`.
+    Call(call::CallArgs),
+    /// Serve the tools over MCP or HTTP, each caller seeing what its role allows.
+    #[command(subcommand)]
+    Serve(serve::ServeCommand),
+    /// The imported MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Calls waiting for approval (kept in the configured `state`).
+    #[command(subcommand)]
+    Approvals(approvals::ApprovalsCommand),
+    /// Check and read the audit trail.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// Find tools by what they do.
+    Search(tools::SearchArgs),
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Each imported server: connected or not, how many tools, the last error.
+    Status(setup::StatusArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return failure::report(&Failure::usage(format!("no async runtime: {error}"))),
+    };
+    let result = runtime.block_on(run(cli));
+    let code = match result {
+        Ok(code) => code,
+        Err(failure) => return failure::report(&failure),
+    };
+    // MCP children and watchers end with the process; do not wait for blocking readers.
+    runtime.shutdown_background();
+    code
+}
+
+async fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let config = cli.config;
+    match cli.command {
+        Command::Tools(command) => tools::run(&config, command).await,
+        Command::Call(args) => call::run(&config, args).await,
+        Command::Serve(command) => serve::run(&config, command).await,
+        Command::Mcp(McpCommand::Status(args)) => setup::status(&config, args).await,
+        Command::Approvals(command) => approvals::run(&config, command).await,
+        Command::Audit(command) => audit::run(&config, command).await,
+        Command::Search(args) => tools::search(&config, args).await,
+    }
+}

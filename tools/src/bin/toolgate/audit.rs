@@ -1,0 +1,126 @@
+//! `toolgate audit verify FILE` and `toolgate audit tail [-f]`.
+
+use anstream::println;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use toolgate::audit::verify_log;
+
+use crate::failure::Failure;
+use crate::output;
+use crate::setup;
+
+#[derive(Subcommand)]
+pub enum AuditCommand {
+    /// Check an audit file's hash chain: every record intact, none removed or reordered.
+    Verify(VerifyArgs),
+    /// The last records of the configured audit file.
+    Tail(TailArgs),
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The audit file (default: the config's `audit_file`).
+    file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct TailArgs {
+    /// How many records.
+    #[arg(short = 'n', long, default_value_t = 20)]
+    lines: usize,
+    /// Keep printing records as they are written.
+    #[arg(short, long)]
+    follow: bool,
+    /// Print the records as JSON lines.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failure> {
+    match command {
+        AuditCommand::Verify(args) => {
+            let file = match args.file {
+                Some(file) => file,
+                None => audit_file(config)?,
+            };
+            match verify_log(&file) {
+                Ok(log) => {
+                    println!("{} {} records, chain intact; last hash {}{}", output::good("ok:"), log.records.len(), log.last_hash, if log.torn_tail { " (a torn last line, from a crash mid-write, was left out)" } else { "" });
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(problem) => Err(Failure::failed(format!("{}: {problem}", file.display()))),
+            }
+        }
+        AuditCommand::Tail(args) => tail(&audit_file(config)?, args).await,
+    }
+}
+
+fn audit_file(config: &Path) -> Result<PathBuf, Failure> {
+    let config = setup::read(config)?;
+    match &config.file.audit_file {
+        Some(file) => Ok(config.resolve(file)),
+        None => Err(Failure::usage(format!("{} sets no `audit_file`; name the file", config.path().display()))),
+    }
+}
+
+async fn tail(file: &Path, args: TailArgs) -> Result<ExitCode, Failure> {
+    let opened = std::fs::File::open(file).map_err(|error| Failure::failed(format!("`{}` cannot be read: {error}", file.display())))?;
+    let mut reader = BufReader::new(opened);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    while reader.read_line(&mut line).map_err(|error| Failure::failed(error.to_string()))? > 0 {
+        if line.ends_with('\n') {
+            lines.push(std::mem::take(&mut line));
+        }
+    }
+    for record in &lines[lines.len().saturating_sub(args.lines)..] {
+        print_record(record, args.json);
+    }
+    if !args.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Follow: read what is appended, a whole line at a time.
+    let mut position = reader.stream_position().map_err(|error| Failure::failed(error.to_string()))? - line.len() as u64;
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut opened = std::fs::File::open(file).map_err(|error| Failure::failed(error.to_string()))?;
+        if opened.metadata().map(|m| m.len()).unwrap_or(0) < position {
+            position = 0; // the file was replaced
+        }
+        opened.seek(SeekFrom::Start(position)).map_err(|error| Failure::failed(error.to_string()))?;
+        let mut reader = BufReader::new(opened);
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 && line.ends_with('\n') {
+            position += line.len() as u64;
+            print_record(&line, args.json);
+            line.clear();
+        }
+    }
+}
+
+fn print_record(line: &str, json: bool) {
+    if json {
+        print!("{line}");
+        return;
+    }
+    let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+        println!("{}", line.trim_end());
+        return;
+    };
+    let text = |key: &str| record[key].as_str().unwrap_or("-").to_owned();
+    let seconds = record["time_ms"].as_u64().unwrap_or(0) / 1000;
+    println!(
+        "{} {} ({}) {} {} → {} {:.1} ms",
+        humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(seconds)),
+        text("caller"),
+        text("role"),
+        text("tool"),
+        text("decision"),
+        text("outcome"),
+        record["duration_ms"].as_f64().unwrap_or(0.0),
+    );
+}

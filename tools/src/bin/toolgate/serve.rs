@@ -1,0 +1,121 @@
+//! `toolgate serve`: everything the config defines, each caller seeing what its role
+//! allows; tool files are watched and changes applied while serving.
+
+use anstream::eprintln;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use toolgate::http::HttpOptions;
+use toolgate::mcp::McpHttpOptions;
+use toolgate_tools::config::{BuildOptions, Built};
+use toolgate_tools::file_tools::Watching;
+
+use crate::failure::Failure;
+use crate::setup::{self, Acting};
+
+/// How long tool folders must be quiet before changes are applied.
+const RELOAD_QUIET: Duration = Duration::from_millis(300);
+
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// MCP over stdin/stdout (as one caller), or Streamable HTTP at `/mcp` (callers by
+    /// their bearer tokens).
+    Mcp(McpArgs),
+    /// The HTTP API: `GET /tools`, `POST /tools/call`, the approval routes (callers by their
+    /// bearer tokens).
+    Http(HttpArgs),
+}
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// Serve over stdin/stdout.
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    stdio: bool,
+    /// Serve Streamable HTTP on this address, e.g. 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Over stdio: the caller (default: the lowest role).
+    #[command(flatten)]
+    acting: Acting,
+    /// Over HTTP: a `Host` the server is reached by, besides localhost (repeatable).
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct HttpArgs {
+    /// The address, e.g. 127.0.0.1:8080 (port 0 picks a free one).
+    addr: SocketAddr,
+}
+
+pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failure> {
+    init_logging();
+    let (_, built) = setup::load(config, BuildOptions::default()).await?;
+    let _watching = watch(&built);
+    match command {
+        ServeCommand::Mcp(args) if args.stdio => {
+            let lowest = built.registry.roles().names().first().cloned().unwrap_or_default();
+            let caller = args.acting.caller(&built, &lowest)?;
+            toolgate::mcp::serve_stdio(built.registry.clone(), caller)
+                .await
+                .map_err(|error| Failure::failed(format!("the MCP connection failed: {error}")))?;
+        }
+        ServeCommand::Mcp(args) => {
+            let Some(addr) = args.http else {
+                return Err(Failure::usage("give --stdio or --http ADDR"));
+            };
+            let mut options = McpHttpOptions::default();
+            options.allowed_hosts.extend(args.allow_host);
+            let service = toolgate::mcp::http_service_with(built.registry.clone(), built.callers.clone(), options);
+            let app = axum::Router::new().nest_service("/mcp", service);
+            listen(addr, app, "/mcp").await?;
+        }
+        ServeCommand::Http(args) => {
+            let app = toolgate::http::router(built.registry.clone(), built.callers.clone(), HttpOptions::default());
+            listen(args.addr, app, "").await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Watches the tool folders; a folder that cannot be watched is reported and serving goes on.
+fn watch(built: &Built) -> Option<Watching> {
+    let registered = toolgate_tools::file_tools::Registered {
+        tools: built.registered_files.tools.clone(),
+        problems: built.file_problems.clone(),
+    };
+    match built.file_tools.clone().watch(built.registry.clone(), registered, RELOAD_QUIET) {
+        Ok(watching) => Some(watching),
+        Err(error) => {
+            tracing::warn!(%error, "tool files will not be reloaded");
+            None
+        }
+    }
+}
+
+async fn listen(addr: SocketAddr, app: axum::Router, path: &str) -> Result<(), Failure> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|error| Failure::failed(format!("cannot listen on {addr}: {error}")))?;
+    let bound = listener.local_addr().map_err(|error| Failure::failed(error.to_string()))?;
+    eprintln!("listening on http://{bound}{path}");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|error| Failure::failed(format!("serving failed: {error}")))
+}
+
+/// Logs on stderr (stdout may be the MCP channel), `RUST_LOG` to choose.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolgate_tools=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

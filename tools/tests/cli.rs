@@ -1,0 +1,20 @@
+//! The `toolgate` command, driven as a user drives it: the real binary on temporary project
+//! folders, real scripts, a loopback HTTP server, the official Python MCP SDK.
+
+#[path = "cli/support.rs"]
+mod support;
+
+#[path = "cli/approvals.rs"]
+mod approvals;
+#[path = "cli/audit.rs"]
+mod audit;
+#[path = "cli/command_tools.rs"]
+mod command_tools;
+#[path = "cli/config_errors.rs"]
+mod config_errors;
+#[path = "cli/http_tools.rs"]
+mod http_tools;
+#[path = "cli/loading.rs"]
+mod loading;
+#[path = "cli/serve_mcp.rs"]
+mod serve_mcp;
