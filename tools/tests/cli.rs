@@ -6,6 +6,8 @@ mod support;
 
 #[path = "cli/approvals.rs"]
 mod approvals;
+#[path = "cli/chat.rs"]
+mod chat;
 #[path = "cli/audit.rs"]
 mod audit;
 #[path = "cli/command_tools.rs"]

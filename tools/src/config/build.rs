@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use toolgate::approval::Approver;
+use toolgate::formats::Provider;
 use toolgate::audit::JsonlFileSink;
 use toolgate::mcp::McpImport;
 use toolgate::policy::PolicyMode;
@@ -87,6 +88,7 @@ impl Config {
             builder = builder.shared_state(Arc::clone(sandbox));
         }
         builder = self.ready_tools(builder, sandbox.is_some())?;
+        builder = builder.require_compatible(self.providers()?);
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
@@ -110,6 +112,20 @@ impl Config {
             file_problems,
             imports,
         })
+    }
+
+    /// The providers every tool must be usable with.
+    fn providers(&self) -> Result<Vec<Provider>, Problem> {
+        self.file
+            .providers
+            .iter()
+            .map(|name| match name.get_ref().as_str() {
+                "openai" => Ok(Provider::OpenAiStrict),
+                "anthropic" => Ok(Provider::AnthropicStrict),
+                "gemini" => Ok(Provider::Gemini),
+                other => Err(self.problem_at(name.span(), format!("`{other}` is not a provider; use \"openai\", \"anthropic\" or \"gemini\""))),
+            })
+            .collect()
     }
 
     /// Every role a key names is one of `roles`.

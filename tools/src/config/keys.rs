@@ -62,6 +62,42 @@ pub struct ConfigFile {
     /// MCP servers whose tools are imported.
     #[serde(default)]
     pub mcp: Vec<McpKey>,
+    /// Providers every tool must be usable with: `openai`, `anthropic`, `gemini` (a tool
+    /// file that is not is refused).
+    #[serde(default)]
+    pub providers: Vec<Spanned<String>>,
+    /// The model `toolgate chat` talks to.
+    pub model: Option<ModelKey>,
+}
+
+/// `[model]`: a model server for `toolgate chat`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelKey {
+    /// The wire format: `openai-chat` (default; also llama.cpp, vLLM, Ollama),
+    /// `openai-responses`, `anthropic` or `gemini`.
+    #[serde(default = "openai_chat")]
+    pub api: Spanned<String>,
+    /// The API's base URL, e.g. `https://api.openai.com/v1`.
+    pub url: String,
+    /// The model's name.
+    pub name: String,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// Most model calls per message (default 8).
+    pub max_turns: Option<u32>,
+    /// Extra fields of every request, e.g. `{temperature = 0}`.
+    #[serde(default)]
+    pub params: BTreeMap<String, toml::Value>,
+    /// Time limit of one model request.
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub timeout: Option<Duration>,
+}
+
+fn openai_chat() -> Spanned<String> {
+    Spanned::new(0..0, "openai-chat".to_owned())
 }
 
 fn yes() -> bool {

@@ -32,6 +32,7 @@
 mod build;
 mod callers;
 pub mod keys;
+mod model;
 mod rates;
 
 use std::ops::Range;

@@ -2,8 +2,10 @@
 //! tool files and audit logs. Errors are one line on stderr; the exit code says how it ended.
 
 mod approvals;
+mod approve;
 mod audit;
 mod call;
+mod chat;
 mod failure;
 mod output;
 mod serve;
@@ -54,6 +56,8 @@ enum Command {
     Audit(audit::AuditCommand),
     /// Find tools by what they do.
     Search(tools::SearchArgs),
+    /// Talk with the config's `[model]`, which calls the tools your role allows.
+    Chat(chat::ChatArgs),
 }
 
 #[derive(Subcommand)]
@@ -88,5 +92,6 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Approvals(command) => approvals::run(&config, command).await,
         Command::Audit(command) => audit::run(&config, command).await,
         Command::Search(args) => tools::search(&config, args).await,
+        Command::Chat(args) => chat::run(&config, args).await,
     }
 }
