@@ -12,6 +12,8 @@ mod chat;
 mod audit;
 #[path = "cli/command_tools.rs"]
 mod command_tools;
+#[path = "cli/config_effects.rs"]
+mod config_effects;
 #[path = "cli/config_errors.rs"]
 mod config_errors;
 #[path = "cli/http_tools.rs"]

@@ -237,10 +237,14 @@ impl Config {
         let Some(key) = &self.file.sandbox else {
             return Ok(None);
         };
-        let root = self.resolve(key.root.get_ref());
-        let sandbox = Sandbox::new(&root).map_err(|error| {
-            self.problem_at(key.root.span(), format!("the sandbox `{}` cannot be used: {error}", root.display()))
-        })?;
+        let unusable = |written: &toml::Spanned<std::path::PathBuf>, error: std::io::Error| {
+            let path = self.resolve(written.get_ref());
+            self.problem_at(written.span(), format!("the sandbox folder `{}` cannot be used: {error}", path.display()))
+        };
+        let mut sandbox = Sandbox::new(self.resolve(key.root.get_ref())).map_err(|error| unusable(&key.root, error))?;
+        for (name, root) in &key.roots {
+            sandbox = sandbox.with_root(name, self.resolve(root.get_ref())).map_err(|error| unusable(root, error))?;
+        }
         Ok(Some(Arc::new(sandbox)))
     }
 

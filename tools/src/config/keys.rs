@@ -152,8 +152,12 @@ pub struct RateLimitsKey {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxKey {
-    /// The folder, relative to this file.
+    /// The folder, relative to this file (command tools start in it).
     pub root: Spanned<PathBuf>,
+    /// More folders, by the name that addresses them as a path's first component
+    /// (`docs = "../docs"` makes `docs/guide.md` a path of the sandbox).
+    #[serde(default)]
+    pub roots: BTreeMap<String, Spanned<PathBuf>>,
 }
 
 /// `[web]`.

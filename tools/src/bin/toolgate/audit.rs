@@ -12,6 +12,7 @@ use toolgate::audit::verify_log;
 use crate::failure::Failure;
 use crate::output;
 use crate::setup;
+use toolgate_tools::config::BuildOptions;
 
 #[derive(Subcommand)]
 pub enum AuditCommand {
@@ -23,7 +24,8 @@ pub enum AuditCommand {
 
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// The audit file (default: the config's `audit_file`).
+    /// The audit file (default: the config's `audit_file`, or else the audit kept in its
+    /// `state` database).
     file: Option<PathBuf>,
 }
 
@@ -38,6 +40,9 @@ pub struct TailArgs {
     /// Print the records as JSON lines.
     #[arg(long)]
     json: bool,
+    /// Read one caller's records from the `state` database instead of the audit file.
+    #[arg(long, value_name = "CALLER_ID", conflicts_with = "follow")]
+    caller: Option<String>,
 }
 
 pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failure> {
@@ -45,7 +50,8 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
         AuditCommand::Verify(args) => {
             let file = match args.file {
                 Some(file) => file,
-                None => audit_file(config)?,
+                None if has_audit_file(config)? => audit_file(config)?,
+                None => return verify_store(config).await,
             };
             match verify_log(&file) {
                 Ok(log) => {
@@ -55,8 +61,50 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
                 Err(problem) => Err(Failure::failed(format!("{}: {problem}", file.display()))),
             }
         }
-        AuditCommand::Tail(args) => tail(&audit_file(config)?, args).await,
+        AuditCommand::Tail(args) => match args.caller.clone() {
+            Some(caller) => tail_store(config, &caller, args).await,
+            None => tail(&audit_file(config)?, args).await,
+        },
     }
+}
+
+fn has_audit_file(config: &Path) -> Result<bool, Failure> {
+    Ok(setup::read(config)?.file.audit_file.is_some())
+}
+
+/// The registry of a config whose audit is kept in its `state` database.
+async fn with_store(config: &Path) -> Result<toolgate::Registry, Failure> {
+    let options = BuildOptions { skip_mcp: true, skip_tool_files: true, ..BuildOptions::default() };
+    let (config, built) = setup::load(config, options).await?;
+    if config.file.state.as_ref().is_none_or(|state| state.get_ref() == "memory") {
+        return Err(Failure::usage(format!(
+            "{} keeps the audit nowhere to read: set `audit_file`, or a `state` database",
+            config.path().display()
+        )));
+    }
+    Ok(built.registry)
+}
+
+async fn verify_store(config: &Path) -> Result<ExitCode, Failure> {
+    let registry = with_store(config).await?;
+    match registry.verify_audit().await {
+        Ok(Ok(chain)) => {
+            println!("{} {} records in the state database, chain intact; last hash {}", output::good("ok:"), chain.records, chain.last_hash.as_deref().unwrap_or("-"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Err(broken)) => Err(Failure::failed(format!("the audit in the state database: {broken}"))),
+        Err(error) => Err(Failure::failed(error.to_string())),
+    }
+}
+
+async fn tail_store(config: &Path, caller: &str, args: TailArgs) -> Result<ExitCode, Failure> {
+    let registry = with_store(config).await?;
+    let records = registry.history(caller, args.lines).await.map_err(|error| Failure::failed(error.to_string()))?;
+    for record in records.iter().rev() {
+        let line = serde_json::to_string(record).unwrap_or_default();
+        print_record(&format!("{line}\n"), args.json);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn audit_file(config: &Path) -> Result<PathBuf, Failure> {
