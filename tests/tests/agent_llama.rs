@@ -137,7 +137,9 @@ async fn ask_for_the_weather(base: &str, stream: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_model_calls_a_tool_through_toolgate_and_reads_its_result() {
     let folder = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let server = tokio::task::spawn_blocking(|| LlamaServer::start(folder)).await.unwrap();
+    let server = tokio::task::spawn_blocking(|| LlamaServer::start(folder))
+        .await
+        .unwrap();
     ask_for_the_weather(&server.base, false).await;
     ask_for_the_weather(&server.base, true).await;
 }

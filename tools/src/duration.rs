@@ -12,7 +12,9 @@ enum Written {
 }
 
 /// Reads a duration from a number of seconds or a text with units (`humantime`'s forms).
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Duration, D::Error> {
     match Written::deserialize(deserializer)? {
         Written::Seconds(seconds) if seconds.is_finite() && seconds > 0.0 => {
             Ok(Duration::from_secs_f64(seconds))

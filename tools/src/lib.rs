@@ -32,9 +32,9 @@ mod problem;
 pub use problem::Problem;
 #[cfg(feature = "config")]
 pub mod config;
-pub mod files;
 #[cfg(feature = "config")]
 pub mod file_tools;
+pub mod files;
 pub mod programs;
 mod quote;
 pub mod system;

@@ -39,12 +39,13 @@ impl std::error::Error for Problem {}
 /// The 1-based line where `key` is written as a key (`key:` in YAML, `key =` in TOML), at
 /// any indentation; the first such line.
 pub(crate) fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|line| {
-        line.trim_start()
-            .strip_prefix(key)
-            .is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
-    })
-    .map(|index| index + 1)
+    text.lines()
+        .position(|line| {
+            line.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
+        })
+        .map(|index| index + 1)
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@ mod support;
 
 #[path = "cli/approvals.rs"]
 mod approvals;
-#[path = "cli/chat.rs"]
-mod chat;
 #[path = "cli/audit.rs"]
 mod audit;
+#[path = "cli/chat.rs"]
+mod chat;
 #[path = "cli/command_tools.rs"]
 mod command_tools;
 #[path = "cli/config_effects.rs"]

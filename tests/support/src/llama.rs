@@ -26,7 +26,11 @@ impl LlamaServer {
     /// waits until it is healthy. Panics with the reason when it cannot.
     pub fn start(folder: &Path) -> LlamaServer {
         let dir = setup(folder);
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let bin = dir.join("bin");
         let child = Command::new(bin.join("llama-server"))
             .env("LD_LIBRARY_PATH", &bin)
@@ -35,20 +39,41 @@ impl LlamaServer {
             .arg("--jinja")
             .arg("--chat-template-file")
             .arg(dir.join("tool-template.jinja"))
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "4096", "-t", "2"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "-c",
+                "4096",
+                "-t",
+                "2",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("llama-server starts");
-        let mut server = LlamaServer { child, base: format!("http://127.0.0.1:{port}") };
+        let mut server = LlamaServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
         let started = Instant::now();
         while !healthy(port) {
             if let Ok(Some(status)) = server.child.try_wait() {
                 let mut log = String::new();
-                server.child.stderr.take().unwrap().read_to_string(&mut log).ok();
+                server
+                    .child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut log)
+                    .ok();
                 panic!("llama-server exited ({status}):\n{log}");
             }
-            assert!(started.elapsed() < Duration::from_secs(300), "llama-server did not become healthy");
+            assert!(
+                started.elapsed() < Duration::from_secs(300),
+                "llama-server did not become healthy"
+            );
             std::thread::sleep(Duration::from_millis(250));
         }
         // Keep draining its log, so it never blocks on a full pipe.
@@ -61,7 +86,11 @@ impl LlamaServer {
 fn setup(folder: &Path) -> PathBuf {
     let dir = folder.join("llm");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../llm/setup.sh");
-    let output = Command::new("bash").arg(&script).arg(&dir).output().expect("bash runs");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .expect("bash runs");
     assert!(
         output.status.success(),
         "setting up llama-server and the model failed (see tests/llm/setup.sh):\n{}\n{}",
@@ -77,7 +106,12 @@ fn healthy(port: u16) -> bool {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    if write!(stream, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+    if write!(
+        stream,
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .is_err()
+    {
         return false;
     }
     let mut answer = String::new();

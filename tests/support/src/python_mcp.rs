@@ -23,7 +23,14 @@ pub fn python_with_mcp_sdk(folder: &Path) -> &'static Path {
                 .expect("python3 runs");
             assert!(created.success(), "python3 -m venv failed");
             let installed = Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", MCP_SDK])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    MCP_SDK,
+                ])
                 .status()
                 .expect("pip runs");
             assert!(installed.success(), "pip install {MCP_SDK} failed");

@@ -5,17 +5,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use toolgate::approval::Approver;
-use toolgate::formats::Provider;
 use toolgate::audit::JsonlFileSink;
+use toolgate::formats::Provider;
 use toolgate::mcp::McpImport;
 use toolgate::policy::PolicyMode;
 use toolgate::store::Stores;
 use toolgate::{ArgumentLimits, Caller, ConfiguredTool, Registry, RegistryBuilder, ToolTemplate};
 
+use super::Config;
 use super::callers::Callers;
 use super::keys::{PolicyKey, ProgramKey};
 use super::rates::parse_rate;
-use super::Config;
 use crate::file_tools::{FileTools, Registered};
 use crate::files::Sandbox;
 use crate::problem::Problem;
@@ -77,13 +77,22 @@ impl Config {
         let callers = self.callers()?;
         let approver_role = match &self.file.approver_role {
             Some(role) => role.get_ref().clone(),
-            None => self.file.roles.get_ref().last().cloned().unwrap_or_default(),
+            None => self
+                .file
+                .roles
+                .get_ref()
+                .last()
+                .cloned()
+                .unwrap_or_default(),
         };
         let sandbox = self.sandbox()?;
         let web = Arc::new(self.web()?);
         let commands = self.commands();
         let mut builder = self.governance().await?;
-        builder = builder.approver_role(&approver_role).shared_state(Arc::clone(&web)).state(commands.clone());
+        builder = builder
+            .approver_role(&approver_role)
+            .shared_state(Arc::clone(&web))
+            .state(commands.clone());
         if let Some(sandbox) = &sandbox {
             builder = builder.shared_state(Arc::clone(sandbox));
         }
@@ -92,9 +101,19 @@ impl Config {
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
-        let registry = builder.build().map_err(|error| self.problem(error.to_string()))?;
-        let imports = if options.skip_mcp { Vec::new() } else { self.import_mcp(&registry).await };
-        let folders = if options.skip_tool_files { Vec::new() } else { self.tool_folders() };
+        let registry = builder
+            .build()
+            .map_err(|error| self.problem(error.to_string()))?;
+        let imports = if options.skip_mcp {
+            Vec::new()
+        } else {
+            self.import_mcp(&registry).await
+        };
+        let folders = if options.skip_tool_files {
+            Vec::new()
+        } else {
+            self.tool_folders()
+        };
         let file_tools = FileTools {
             folders,
             sandbox,
@@ -123,7 +142,12 @@ impl Config {
                 "openai" => Ok(Provider::OpenAiStrict),
                 "anthropic" => Ok(Provider::AnthropicStrict),
                 "gemini" => Ok(Provider::Gemini),
-                other => Err(self.problem_at(name.span(), format!("`{other}` is not a provider; use \"openai\", \"anthropic\" or \"gemini\""))),
+                other => Err(self.problem_at(
+                    name.span(),
+                    format!(
+                        "`{other}` is not a provider; use \"openai\", \"anthropic\" or \"gemini\""
+                    ),
+                )),
             })
             .collect()
     }
@@ -132,22 +156,35 @@ impl Config {
     fn check_roles(&self) -> Result<(), Problem> {
         let roles = self.file.roles.get_ref();
         if roles.is_empty() {
-            return Err(self.problem_at(self.file.roles.span(), "`roles` names at least one role, lowest first"));
+            return Err(self.problem_at(
+                self.file.roles.span(),
+                "`roles` names at least one role, lowest first",
+            ));
         }
         let mut named = Vec::new();
         named.extend(self.file.approver_role.iter());
         named.extend(self.file.callers.values().map(|caller| &caller.role));
         let ready = &self.file.ready;
-        for family in [&ready.files, &ready.web, &ready.system].into_iter().flatten() {
+        for family in [&ready.files, &ready.web, &ready.system]
+            .into_iter()
+            .flatten()
+        {
             named.push(&family.permission);
         }
         named.extend(ready.programs.iter().map(|programs| &programs.permission));
         named.extend(ready.tasks.iter().map(|tasks| &tasks.permission));
         named.extend(self.file.mcp.iter().map(|server| &server.permission));
-        match named.into_iter().find(|role| !roles.contains(role.get_ref())) {
+        match named
+            .into_iter()
+            .find(|role| !roles.contains(role.get_ref()))
+        {
             Some(unknown) => Err(self.problem_at(
                 unknown.span(),
-                format!("\"{}\" is not a role; the roles are {}", unknown.get_ref(), quoted(roles)),
+                format!(
+                    "\"{}\" is not a role; the roles are {}",
+                    unknown.get_ref(),
+                    quoted(roles)
+                ),
             )),
             None => Ok(()),
         }
@@ -156,7 +193,11 @@ impl Config {
     fn callers(&self) -> Result<Callers, Problem> {
         let mut entries = BTreeMap::new();
         for (name, key) in &self.file.callers {
-            let token = key.token_env.as_ref().and_then(|variable| std::env::var(variable).ok()).filter(|token| !token.is_empty());
+            let token = key
+                .token_env
+                .as_ref()
+                .and_then(|variable| std::env::var(variable).ok())
+                .filter(|token| !token.is_empty());
             let caller = Caller::new(name.as_str(), key.role.get_ref().as_str());
             entries.insert(name.clone(), Callers::entry(caller, token));
         }
@@ -186,11 +227,13 @@ impl Config {
             max_depth: file.arguments.max_depth.unwrap_or(defaults.max_depth),
         });
         if let Some(rate) = &file.rate_limits.per_caller {
-            let limit = parse_rate(rate.get_ref()).map_err(|why| self.problem_at(rate.span(), why))?;
+            let limit =
+                parse_rate(rate.get_ref()).map_err(|why| self.problem_at(rate.span(), why))?;
             builder = builder.rate_limit_per_caller(limit);
         }
         for (tool, rate) in &file.rate_limits.tools {
-            let limit = parse_rate(rate.get_ref()).map_err(|why| self.problem_at(rate.span(), why))?;
+            let limit =
+                parse_rate(rate.get_ref()).map_err(|why| self.problem_at(rate.span(), why))?;
             builder = builder.rate_limit_tool(tool.as_str(), limit);
         }
         let shared = match &file.state {
@@ -205,13 +248,26 @@ impl Config {
         };
         match &file.approval_key_env {
             Some(variable) => {
-                let key = std::env::var(variable.get_ref()).ok().filter(|key| !key.is_empty()).ok_or_else(|| {
-                    self.problem_at(variable.span(), format!("the environment variable `{}` (the approval key) is not set", variable.get_ref()))
-                })?;
+                let key = std::env::var(variable.get_ref())
+                    .ok()
+                    .filter(|key| !key.is_empty())
+                    .ok_or_else(|| {
+                        self.problem_at(
+                            variable.span(),
+                            format!(
+                                "the environment variable `{}` (the approval key) is not set",
+                                variable.get_ref()
+                            ),
+                        )
+                    })?;
                 builder = builder.approval_key(key.into_bytes());
             }
             None if shared => {
-                let span = file.state.as_ref().map(|state| state.span()).unwrap_or(0..0);
+                let span = file
+                    .state
+                    .as_ref()
+                    .map(|state| state.span())
+                    .unwrap_or(0..0);
                 return Err(self.problem_at(span, "shared state needs a shared approval key: set `approval_key_env` to the name of a variable holding it, in every process"));
             }
             None => {}
@@ -228,7 +284,10 @@ impl Config {
     /// `sqlite:PATH` relative to the config's folder; other addresses as written.
     fn state_address(&self, address: &str) -> String {
         match address.strip_prefix("sqlite:") {
-            Some(path) => format!("sqlite:{}", self.resolve(std::path::Path::new(path)).display()),
+            Some(path) => format!(
+                "sqlite:{}",
+                self.resolve(std::path::Path::new(path)).display()
+            ),
             None => address.to_owned(),
         }
     }
@@ -239,11 +298,20 @@ impl Config {
         };
         let unusable = |written: &toml::Spanned<std::path::PathBuf>, error: std::io::Error| {
             let path = self.resolve(written.get_ref());
-            self.problem_at(written.span(), format!("the sandbox folder `{}` cannot be used: {error}", path.display()))
+            self.problem_at(
+                written.span(),
+                format!(
+                    "the sandbox folder `{}` cannot be used: {error}",
+                    path.display()
+                ),
+            )
         };
-        let mut sandbox = Sandbox::new(self.resolve(key.root.get_ref())).map_err(|error| unusable(&key.root, error))?;
+        let mut sandbox = Sandbox::new(self.resolve(key.root.get_ref()))
+            .map_err(|error| unusable(&key.root, error))?;
         for (name, root) in &key.roots {
-            sandbox = sandbox.with_root(name, self.resolve(root.get_ref())).map_err(|error| unusable(root, error))?;
+            sandbox = sandbox
+                .with_root(name, self.resolve(root.get_ref()))
+                .map_err(|error| unusable(root, error))?;
         }
         Ok(Some(Arc::new(sandbox)))
     }
@@ -253,7 +321,13 @@ impl Config {
         let mut web = WebConfig::default();
         for network in &key.allow_networks {
             web = web.allow_network(network.get_ref()).map_err(|error| {
-                self.problem_at(network.span(), format!("`{}` is not a network such as \"127.0.0.0/8\": {error}", network.get_ref()))
+                self.problem_at(
+                    network.span(),
+                    format!(
+                        "`{}` is not a network such as \"127.0.0.0/8\": {error}",
+                        network.get_ref()
+                    ),
+                )
             })?;
         }
         if let Some(timeout) = key.timeout {
@@ -294,7 +368,9 @@ impl Config {
                     _ => ProgramPolicy::new(),
                 },
                 ProgramKey::Policy(policy) => {
-                    let mut built = ProgramPolicy::new().subcommands(policy.subcommands.iter().cloned()).flags(policy.flags.iter().cloned());
+                    let mut built = ProgramPolicy::new()
+                        .subcommands(policy.subcommands.iter().cloned())
+                        .flags(policy.flags.iter().cloned());
                     if let Some(kind) = policy.positionals.as_deref().and_then(arg_kind) {
                         built = built.positionals(kind);
                     }
@@ -307,11 +383,18 @@ impl Config {
     }
 
     /// The enabled ready families, each with its permission.
-    fn ready_tools(&self, mut builder: RegistryBuilder, has_sandbox: bool) -> Result<RegistryBuilder, Problem> {
+    fn ready_tools(
+        &self,
+        mut builder: RegistryBuilder,
+        has_sandbox: bool,
+    ) -> Result<RegistryBuilder, Problem> {
         let ready = &self.file.ready;
         if let Some(family) = &ready.files {
             if !has_sandbox {
-                return Err(self.problem_at(family.permission.span(), "the files tools need `[sandbox] root`"));
+                return Err(self.problem_at(
+                    family.permission.span(),
+                    "the files tools need `[sandbox] root`",
+                ));
             }
             builder = self.family(builder, crate::files::tools(), family)?;
         }
@@ -323,17 +406,27 @@ impl Config {
         }
         if let Some(programs) = &ready.programs {
             if !has_sandbox {
-                return Err(self.problem_at(programs.permission.span(), "`run_command` needs `[sandbox] root`"));
+                return Err(self.problem_at(
+                    programs.permission.span(),
+                    "`run_command` needs `[sandbox] root`",
+                ));
             }
             self.check_presets(programs)?;
-            builder = builder.tool(crate::programs::run_command_tool().permission(programs.permission.get_ref()));
+            builder = builder.tool(
+                crate::programs::run_command_tool().permission(programs.permission.get_ref()),
+            );
         }
         if let Some(tasks) = &ready.tasks {
             let store = match &tasks.database {
                 Some(path) => crate::tasks::TaskStore::open(self.resolve(path)),
                 None => crate::tasks::TaskStore::open_default(),
             }
-            .map_err(|error| self.problem_at(tasks.permission.span(), format!("the task database cannot be opened: {error}")))?;
+            .map_err(|error| {
+                self.problem_at(
+                    tasks.permission.span(),
+                    format!("the task database cannot be opened: {error}"),
+                )
+            })?;
             builder = builder.state(store);
             for template in crate::tasks::tools() {
                 builder = builder.tool(template.permission(tasks.permission.get_ref()));
@@ -348,15 +441,27 @@ impl Config {
         templates: [ToolTemplate; N],
         family: &super::keys::FamilyKey,
     ) -> Result<RegistryBuilder, Problem> {
-        let names: Vec<String> = templates.iter().map(|template| template.definition().name).collect();
+        let names: Vec<String> = templates
+            .iter()
+            .map(|template| template.definition().name)
+            .collect();
         if let Some(chosen) = &family.tools
             && let Some(unknown) = chosen.get_ref().iter().find(|name| !names.contains(name))
         {
-            return Err(self.problem_at(chosen.span(), format!("`{unknown}` is not a tool of this family; its tools are {}", quoted(&names))));
+            return Err(self.problem_at(
+                chosen.span(),
+                format!(
+                    "`{unknown}` is not a tool of this family; its tools are {}",
+                    quoted(&names)
+                ),
+            ));
         }
         for template in templates {
             let name = template.definition().name;
-            let wanted = family.tools.as_ref().is_none_or(|chosen| chosen.get_ref().contains(&name));
+            let wanted = family
+                .tools
+                .as_ref()
+                .is_none_or(|chosen| chosen.get_ref().contains(&name));
             if wanted {
                 let tool: ConfiguredTool = template.permission(family.permission.get_ref());
                 builder = builder.tool(tool);
@@ -368,11 +473,21 @@ impl Config {
     fn check_presets(&self, programs: &super::keys::ProgramsKey) -> Result<(), Problem> {
         for key in programs.allow.values() {
             match key.get_ref() {
-                ProgramKey::Preset(preset) if !["git_read_only", "ls", "find"].contains(&preset.as_str()) => {
+                ProgramKey::Preset(preset)
+                    if !["git_read_only", "ls", "find"].contains(&preset.as_str()) =>
+                {
                     return Err(self.problem_at(key.span(), format!("`{preset}` is not a preset; the presets are \"git_read_only\", \"ls\", \"find\", or write a policy {{subcommands, flags, positionals}}")));
                 }
-                ProgramKey::Policy(policy) if policy.positionals.as_deref().is_some_and(|kind| arg_kind(kind).is_none()) => {
-                    return Err(self.problem_at(key.span(), "`positionals` is \"path\", \"text\" or \"number\""));
+                ProgramKey::Policy(policy)
+                    if policy
+                        .positionals
+                        .as_deref()
+                        .is_some_and(|kind| arg_kind(kind).is_none()) =>
+                {
+                    return Err(self.problem_at(
+                        key.span(),
+                        "`positionals` is \"path\", \"text\" or \"number\"",
+                    ));
                 }
                 _ => {}
             }
@@ -388,7 +503,11 @@ impl Config {
             let (import, address) = match self.import_of(server) {
                 Ok(found) => found,
                 Err(why) => {
-                    statuses.push(ImportStatus { name: server.name.clone(), address: String::new(), outcome: Err(why) });
+                    statuses.push(ImportStatus {
+                        name: server.name.clone(),
+                        address: String::new(),
+                        outcome: Err(why),
+                    });
                     continue;
                 }
             };
@@ -398,16 +517,26 @@ impl Config {
                     let count = tools.len();
                     let refused: Vec<String> = tools
                         .into_iter()
-                        .filter_map(|tool| registry.register(tool).err().map(|error| error.to_string()))
+                        .filter_map(|tool| {
+                            registry.register(tool).err().map(|error| error.to_string())
+                        })
                         .collect();
-                    if refused.is_empty() { Ok(count) } else { Err(refused.join("; ")) }
+                    if refused.is_empty() {
+                        Ok(count)
+                    } else {
+                        Err(refused.join("; "))
+                    }
                 }
                 Err(error) => Err(error.to_string()),
             };
             if let Err(error) = &outcome {
                 tracing::warn!(server = %server.name, %error, "an MCP server's tools were not imported");
             }
-            statuses.push(ImportStatus { name: server.name.clone(), address, outcome });
+            statuses.push(ImportStatus {
+                name: server.name.clone(),
+                address,
+                outcome,
+            });
         }
         statuses
     }
@@ -415,17 +544,26 @@ impl Config {
     fn import_of(&self, server: &super::keys::McpKey) -> Result<(McpImport, String), String> {
         let mut import = match (&server.command, &server.url) {
             (Some(command), None) => {
-                let mut import = McpImport::command(&server.name, command, server.args.iter().cloned());
+                let mut import =
+                    McpImport::command(&server.name, command, server.args.iter().cloned());
                 for (key, value) in &server.env {
-                    let value = crate::file_tools::interpolate_env(value).map_err(|error| error.message)?;
+                    let value =
+                        crate::file_tools::interpolate_env(value).map_err(|error| error.message)?;
                     import = import.env(key, value);
                 }
-                (import, format!("{command} {}", server.args.join(" ")).trim().to_owned())
+                (
+                    import,
+                    format!("{command} {}", server.args.join(" "))
+                        .trim()
+                        .to_owned(),
+                )
             }
             (None, Some(url)) => {
                 let mut import = McpImport::http(&server.name, url);
                 if let Some(variable) = &server.token_env {
-                    let token = std::env::var(variable).map_err(|_| format!("the environment variable `{variable}` (its token) is not set"))?;
+                    let token = std::env::var(variable).map_err(|_| {
+                        format!("the environment variable `{variable}` (its token) is not set")
+                    })?;
                     import = import.bearer_token(token);
                 }
                 (import, url.clone())
@@ -457,5 +595,9 @@ fn arg_kind(kind: &str) -> Option<ArgKind> {
 }
 
 fn quoted(names: &[String]) -> String {
-    names.iter().map(|name| format!("\"{name}\"")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -85,9 +85,9 @@ impl Authenticate for Callers {
             None => Err(AuthError::unauthenticated(
                 "send `Authorization: Bearer <token>` with a token of a configured caller",
             )),
-            Some(token) => self
-                .by_token(token.trim())
-                .ok_or_else(|| AuthError::unauthenticated("the token is not one of a configured caller")),
+            Some(token) => self.by_token(token.trim()).ok_or_else(|| {
+                AuthError::unauthenticated("the token is not one of a configured caller")
+            }),
         };
         Box::pin(std::future::ready(answer))
     }
@@ -100,8 +100,14 @@ mod tests {
     #[test]
     fn tokens_find_their_caller_only_when_whole() {
         let mut entries = BTreeMap::new();
-        entries.insert("ann".to_owned(), Callers::entry(Caller::new("ann", "admin"), Some("t-ann".into())));
-        entries.insert("bob".to_owned(), Callers::entry(Caller::new("bob", "staff"), None));
+        entries.insert(
+            "ann".to_owned(),
+            Callers::entry(Caller::new("ann", "admin"), Some("t-ann".into())),
+        );
+        entries.insert(
+            "bob".to_owned(),
+            Callers::entry(Caller::new("bob", "staff"), None),
+        );
         let callers = Callers::new(entries);
         assert_eq!(callers.by_token("t-ann").unwrap().role(), "admin");
         assert!(callers.by_token("t-an").is_none());

@@ -19,7 +19,9 @@ impl Config {
         };
         let api_key = match &key.api_key_env {
             Some(variable) => Some(std::env::var(variable).map_err(|_| {
-                self.problem(format!("the environment variable `{variable}` ([model] api_key_env) is not set"))
+                self.problem(format!(
+                    "the environment variable `{variable}` ([model] api_key_env) is not set"
+                ))
             })?),
             None => None,
         };
@@ -46,7 +48,10 @@ impl Config {
             "anthropic" => configured!(Anthropic::new(&key.url, &key.name)),
             "gemini" => configured!(Gemini::new(&key.url, &key.name)),
             other => {
-                return Err(self.problem_at(key.api.span(), format!("`{other}` is not an API; use one of {APIS}")));
+                return Err(self.problem_at(
+                    key.api.span(),
+                    format!("`{other}` is not an API; use one of {APIS}"),
+                ));
             }
         };
         Ok(Some(agent))

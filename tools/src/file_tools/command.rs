@@ -16,8 +16,8 @@ use toolgate::{Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolRes
 use super::environment::interpolate;
 use super::spec::{CommandSpec, OutputKind};
 use crate::files::Sandbox;
-use crate::programs::{CommandConfig, SAFE_PATH};
 use crate::programs::launch::{Finished, Launch, launch};
+use crate::programs::{CommandConfig, SAFE_PATH};
 
 /// Most bytes of stderr quoted in the error of a failed run.
 const STDERR_TAIL: usize = 2000;
@@ -141,7 +141,11 @@ fn result(name: &str, kind: OutputKind, (stdout, truncated): (String, bool)) -> 
         (_, Ok(value)) => Ok(value),
         (OutputKind::Json, Err(error)) => Err(ToolError::execution(format!(
             "`{name}` printed no JSON on stdout{} ({error})",
-            if truncated { " (its output was cut off at the limit)" } else { "" }
+            if truncated {
+                " (its output was cut off at the limit)"
+            } else {
+                ""
+            }
         ))),
     }
 }

@@ -30,9 +30,9 @@ fn interpolate_with(
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
-        let end = rest[start..].find('}').ok_or_else(|| {
-            ToolError::execution("a `${` in the tool file is not closed by `}`")
-        })?;
+        let end = rest[start..]
+            .find('}')
+            .ok_or_else(|| ToolError::execution("a `${` in the tool file is not closed by `}`"))?;
         let name = &rest[start + 2..start + end];
         let value = lookup(name).ok_or_else(|| {
             ToolError::execution(format!(

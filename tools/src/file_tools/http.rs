@@ -110,7 +110,11 @@ impl Inner {
         };
         let mut url = self.url_for(&mut arguments)?;
         let in_query = matches!(self.method, Method::GET | Method::DELETE);
-        let pairs = if in_query { query_pairs(&arguments) } else { Vec::new() };
+        let pairs = if in_query {
+            query_pairs(&arguments)
+        } else {
+            Vec::new()
+        };
         if !pairs.is_empty() {
             url.query_pairs_mut().extend_pairs(pairs);
         }
@@ -175,7 +179,9 @@ fn query_pairs(arguments: &Map<String, Value>) -> Vec<(String, String)> {
     for (name, value) in arguments {
         match value {
             Value::Null => {}
-            Value::Array(items) => pairs.extend(items.iter().map(|item| (name.clone(), text(item)))),
+            Value::Array(items) => {
+                pairs.extend(items.iter().map(|item| (name.clone(), text(item))))
+            }
             other => pairs.push((name.clone(), text(other))),
         }
     }

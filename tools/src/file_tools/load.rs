@@ -9,13 +9,13 @@ use toolgate::{
     ToolFuture, is_valid_tool_name,
 };
 
+use super::FileTools;
 use super::command::{CommandTool, resolve_program};
 use super::environment;
 use super::http::{self, HttpTool};
 use super::parameters::input_schema;
-use crate::problem::{Problem, line_of_key};
 use super::spec::{ParsedFile, parse};
-use super::FileTools;
+use crate::problem::{Problem, line_of_key};
 
 /// A tool read from a file.
 #[derive(Clone)]
@@ -79,7 +79,10 @@ pub fn tool_files(folders: &[PathBuf]) -> Vec<PathBuf> {
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
             .filter(|path| {
                 path.is_file()
-                    && matches!(path.extension().and_then(|e| e.to_str()), Some("md" | "toml"))
+                    && matches!(
+                        path.extension().and_then(|e| e.to_str()),
+                        Some("md" | "toml")
+                    )
             })
             .collect();
         found.sort();
@@ -104,19 +107,39 @@ pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem>
             let program = resolve_program(&command.program, folder)
                 .map_err(|why| parsed.problem_at(path, "program", why))?;
             check_variables(path, &parsed, command.env.values())?;
-            Kind::Command(CommandTool::new(definition, command, program, sandbox, settings.commands.clone()))
+            Kind::Command(CommandTool::new(
+                definition,
+                command,
+                program,
+                sandbox,
+                settings.commands.clone(),
+            ))
         }
         (None, Some(request)) => {
-            let method = http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
+            let method =
+                http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
             check_placeholders(path, &parsed, &definition, &request.url)?;
             check_variables(path, &parsed, request.headers.values())?;
-            Kind::Http(HttpTool::new(definition, request, method, settings.web.clone()))
+            Kind::Http(HttpTool::new(
+                definition,
+                request,
+                method,
+                settings.web.clone(),
+            ))
         }
         (Some(_), Some(_)) => {
-            return Err(parsed.problem_at(path, "http", "a tool file has either `command` or `http`, not both"));
+            return Err(parsed.problem_at(
+                path,
+                "http",
+                "a tool file has either `command` or `http`, not both",
+            ));
         }
         (None, None) => {
-            return Err(Problem::new(path, None, "a tool file says how it runs: add `command` (a program) or `http` (a request)"));
+            return Err(Problem::new(
+                path,
+                None,
+                "a tool file says how it runs: add `command` (a program) or `http` (a request)",
+            ));
         }
     };
     Ok(FileTool {
@@ -129,24 +152,43 @@ pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem>
 fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Problem> {
     let spec = &parsed.spec;
     if !is_valid_tool_name(&spec.name) {
-        return Err(parsed.problem_at(path, "name", format!(
-            "the tool name {:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`",
-            spec.name
-        )));
+        return Err(parsed.problem_at(
+            path,
+            "name",
+            format!(
+                "the tool name {:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`",
+                spec.name
+            ),
+        ));
     }
-    let description = [spec.description.as_deref().unwrap_or("").trim(), parsed.body.as_str()]
-        .into_iter()
-        .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n");
+    let description = [
+        spec.description.as_deref().unwrap_or("").trim(),
+        parsed.body.as_str(),
+    ]
+    .into_iter()
+    .filter(|part| !part.is_empty())
+    .collect::<Vec<_>>()
+    .join("\n\n");
     if description.is_empty() {
-        return Err(Problem::new(path, Some(1), "a tool needs a description: add `description`, or (in Markdown) a body after the front matter"));
+        return Err(Problem::new(
+            path,
+            Some(1),
+            "a tool needs a description: add `description`, or (in Markdown) a body after the front matter",
+        ));
     }
     let schema = input_schema(spec.parameters.as_ref())
         .map_err(|why| parsed.problem_at(path, "parameters", why))?;
     let properties = schema["properties"].as_object();
-    if let Some(unknown) = spec.secret.iter().find(|name| properties.is_none_or(|p| !p.contains_key(*name))) {
-        return Err(parsed.problem_at(path, "secret", format!("`secret` names `{unknown}`, which is not a parameter")));
+    if let Some(unknown) = spec
+        .secret
+        .iter()
+        .find(|name| properties.is_none_or(|p| !p.contains_key(*name)))
+    {
+        return Err(parsed.problem_at(
+            path,
+            "secret",
+            format!("`secret` names `{unknown}`, which is not a parameter"),
+        ));
     }
     let mut definition = ToolDefinition::new(&spec.name, description, &spec.permission, schema);
     definition.title = spec.title.clone();
@@ -169,22 +211,47 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
     Ok(definition)
 }
 
-fn check_placeholders(path: &Path, parsed: &ParsedFile, definition: &ToolDefinition, url: &str) -> Result<(), Problem> {
+fn check_placeholders(
+    path: &Path,
+    parsed: &ParsedFile,
+    definition: &ToolDefinition,
+    url: &str,
+) -> Result<(), Problem> {
     let properties = definition.input_schema["properties"].as_object();
-    match http::placeholders(url).into_iter().find(|name| properties.is_none_or(|p| !p.contains_key(*name))) {
-        Some(unknown) => Err(parsed.problem_at(path, "url", format!("the URL's `{{{unknown}}}` names no parameter"))),
+    match http::placeholders(url)
+        .into_iter()
+        .find(|name| properties.is_none_or(|p| !p.contains_key(*name)))
+    {
+        Some(unknown) => Err(parsed.problem_at(
+            path,
+            "url",
+            format!("the URL's `{{{unknown}}}` names no parameter"),
+        )),
         None => Ok(()),
     }
 }
 
 /// Every `${NAME}` names a variable (their values are read when a call runs).
-fn check_variables<'a>(path: &Path, parsed: &ParsedFile, texts: impl Iterator<Item = &'a String>) -> Result<(), Problem> {
+fn check_variables<'a>(
+    path: &Path,
+    parsed: &ParsedFile,
+    texts: impl Iterator<Item = &'a String>,
+) -> Result<(), Problem> {
     for text in texts {
         for name in environment::names(text) {
-            let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let valid =
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid {
-                let line = parsed.text.lines().position(|line| line.contains(text.as_str())).map(|index| index + 1);
-                return Err(Problem::new(path, line, format!("`${{{name}}}` is not an environment variable's name")));
+                let line = parsed
+                    .text
+                    .lines()
+                    .position(|line| line.contains(text.as_str()))
+                    .map(|index| index + 1);
+                return Err(Problem::new(
+                    path,
+                    line,
+                    format!("`${{{name}}}` is not an environment variable's name"),
+                ));
             }
         }
     }
@@ -241,7 +308,14 @@ pub(crate) fn taken(tool: &FileTool, first: &ToolDefinition) -> Problem {
         None => "a tool registered at run time (e.g. imported from an MCP server)".to_owned(),
     };
     let line = line_of_key(&tool.text, "name");
-    Problem::new(&tool.file, line, format!("the name `{}` is taken by {place}; rename one of them", first.name))
+    Problem::new(
+        &tool.file,
+        line,
+        format!(
+            "the name `{}` is taken by {place}; rename one of them",
+            first.name
+        ),
+    )
 }
 
 /// The key of a tool file a registration problem is about.

@@ -37,9 +37,9 @@ use crate::files::Sandbox;
 use crate::programs::CommandConfig;
 use crate::web::WebConfig;
 
-pub use load::{FileTool, Registered, load_file, register_file_tool, tool_files};
 pub use crate::problem::Problem;
 pub use environment::interpolate as interpolate_env;
+pub use load::{FileTool, Registered, load_file, register_file_tool, tool_files};
 pub use watch::Watching;
 
 /// Where tool files are found and what they run with.

@@ -70,9 +70,7 @@ fn parameter(written: &Value) -> Result<(Value, bool), String> {
     let mut required = !fields.contains_key("default");
     for (key, value) in fields {
         if key == "required" {
-            required = value
-                .as_bool()
-                .ok_or("`required` is true or false")?;
+            required = value.as_bool().ok_or("`required` is true or false")?;
             continue;
         }
         let Some((_, keyword)) = KEYS.iter().find(|(written, _)| written == key) else {
@@ -90,7 +88,9 @@ fn parameter(written: &Value) -> Result<(Value, bool), String> {
         schema.insert((*keyword).to_owned(), value);
     }
     if !schema.contains_key("type") && !schema.contains_key("enum") {
-        return Err("give its `type` (one of string, integer, number, boolean, array, object)".to_owned());
+        return Err(
+            "give its `type` (one of string, integer, number, boolean, array, object)".to_owned(),
+        );
     }
     Ok((Value::Object(schema), required))
 }
@@ -120,7 +120,10 @@ mod tests {
         assert_eq!(schema["additionalProperties"], false);
         assert_eq!(schema["required"], json!(["city", "tags", "verbose"]));
         assert_eq!(schema["properties"]["days"]["default"], 3);
-        assert_eq!(schema["properties"]["tags"]["items"], json!({"type": "string"}));
+        assert_eq!(
+            schema["properties"]["tags"]["items"],
+            json!({"type": "string"})
+        );
         assert_eq!(schema["properties"]["tags"]["maxItems"], 5);
     }
 
@@ -131,8 +134,15 @@ mod tests {
         let wrong_root = input_schema(Some(&json!({"type": "string"}))).unwrap_err();
         assert!(wrong_root.contains("`type: object`"), "{wrong_root}");
         let typo = input_schema(Some(&json!({"q": {"type": "strng"}}))).unwrap_err();
-        assert_eq!(typo, "parameter `q`: type `strng` is not one of string, integer, number, boolean, array, object");
-        let unknown = input_schema(Some(&json!({"q": {"type": "string", "maxlen": 3}}))).unwrap_err();
-        assert!(unknown.starts_with("parameter `q`: unknown key `maxlen`"), "{unknown}");
+        assert_eq!(
+            typo,
+            "parameter `q`: type `strng` is not one of string, integer, number, boolean, array, object"
+        );
+        let unknown =
+            input_schema(Some(&json!({"q": {"type": "string", "maxlen": 3}}))).unwrap_err();
+        assert!(
+            unknown.starts_with("parameter `q`: unknown key `maxlen`"),
+            "{unknown}"
+        );
     }
 }

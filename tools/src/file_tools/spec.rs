@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use toolgate::Risk;
 
-use crate::problem::{Problem, line_of_key};
 use crate::duration::deserialize_optional as optional_duration;
+use crate::problem::{Problem, line_of_key};
 
 /// Everything a tool file says, as written.
 #[derive(Debug, Clone, Deserialize)]

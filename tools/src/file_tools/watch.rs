@@ -22,12 +22,18 @@ pub struct Watching {
 impl Watching {
     /// The problems of the last reading of the folders.
     pub fn problems(&self) -> Vec<Problem> {
-        self.state.lock().map(|state| state.problems.clone()).unwrap_or_default()
+        self.state
+            .lock()
+            .map(|state| state.problems.clone())
+            .unwrap_or_default()
     }
 
     /// The names of the file tools registered now.
     pub fn tools(&self) -> Vec<String> {
-        self.state.lock().map(|state| state.tools.keys().cloned().collect()).unwrap_or_default()
+        self.state
+            .lock()
+            .map(|state| state.tools.keys().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -84,9 +90,8 @@ fn reload(settings: &FileTools, registry: &Registry, state: &mut Registered) {
             Err(problem) => problems.push(problem),
         }
     }
-    let unchanged = |name: &String, tool: &FileTool| {
-        fresh.get(name).is_some_and(|new| same(new, tool))
-    };
+    let unchanged =
+        |name: &String, tool: &FileTool| fresh.get(name).is_some_and(|new| same(new, tool));
     let before = std::mem::take(&mut state.tools);
     for (name, tool) in before {
         if unchanged(&name, &tool) {

@@ -11,9 +11,9 @@ use cap_std::fs::Dir;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use toolgate::{ErrorCode, ToolError};
 
+use super::SAFE_PATH;
 use super::confine::{self, Confinement};
 use super::scratch::Scratch;
-use super::SAFE_PATH;
 use crate::files::Sandbox;
 
 /// What to start and how.
@@ -61,7 +61,11 @@ pub(crate) async fn launch(launch: Launch<'_>) -> Result<Finished, ToolError> {
         .env("LANG", "C.UTF-8")
         .env("TMPDIR", scratch.path())
         .envs(launch.env)
-        .stdin(if launch.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if launch.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut executable = vec![launch.executable];
@@ -77,18 +81,25 @@ pub(crate) async fn launch(launch: Launch<'_>) -> Result<Finished, ToolError> {
     } else {
         command.spawn().map(|child| (child, Confinement::None))
     };
-    let (child, confinement) = started.map_err(|error| {
-        ToolError::execution(format!("`{name}` could not be started: {error}"))
-    })?;
+    let (child, confinement) = started
+        .map_err(|error| ToolError::execution(format!("`{name}` could not be started: {error}")))?;
     let mut child = Running(child);
     let stdin = feed(child.0.stdin.take(), launch.stdin);
     let cap = launch.max_output_bytes;
     let stdout = read_capped(
-        child.0.stdout.take().and_then(|out| tokio::process::ChildStdout::from_std(out).ok()),
+        child
+            .0
+            .stdout
+            .take()
+            .and_then(|out| tokio::process::ChildStdout::from_std(out).ok()),
         cap,
     );
     let stderr = read_capped(
-        child.0.stderr.take().and_then(|err| tokio::process::ChildStderr::from_std(err).ok()),
+        child
+            .0
+            .stderr
+            .take()
+            .and_then(|err| tokio::process::ChildStderr::from_std(err).ok()),
         cap,
     );
     let finished = async {
@@ -170,7 +181,10 @@ pub(crate) fn start_folder(folder: &Dir, path: PathBuf) -> PathBuf {
 
 /// Reads a stream to the end, keeping at most `cap` bytes (the rest is drained, so the
 /// program is not blocked on a full pipe).
-pub(crate) async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> (String, bool) {
+pub(crate) async fn read_capped(
+    stream: Option<impl AsyncRead + Unpin>,
+    cap: usize,
+) -> (String, bool) {
     let Some(mut stream) = stream else {
         return (String::new(), false);
     };
@@ -187,4 +201,3 @@ pub(crate) async fn read_capped(stream: Option<impl AsyncRead + Unpin>, cap: usi
     }
     (String::from_utf8_lossy(&kept).into_owned(), truncated)
 }
-

@@ -233,7 +233,11 @@ async fn run(config: &CommandConfig, sandbox: &Sandbox, checked: Checked) -> Too
         args: &args,
         folder: &folder,
         folder_path,
-        env: policy.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        env: policy
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         exec_paths: policy.exec_paths.clone(),
         stdin: None,
         timeout: config.timeout,

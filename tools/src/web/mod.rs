@@ -133,7 +133,10 @@ async fn fetch(config: &WebConfig, address: &str, extract: Extract) -> Result<Va
 /// rebind), follows no redirect and uses no proxy from the environment (`HTTP_PROXY`,
 /// `ALL_PROXY`: a proxy would be sent the request instead of the checked address). Refuses
 /// addresses that are not `http(s)` or not public (unless allowed).
-pub(crate) async fn pinned_client(config: &WebConfig, url: &Url) -> Result<reqwest::Client, ToolError> {
+pub(crate) async fn pinned_client(
+    config: &WebConfig,
+    url: &Url,
+) -> Result<reqwest::Client, ToolError> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(refused(url, "only http and https addresses are fetched"));
     }
@@ -149,7 +152,9 @@ pub(crate) async fn pinned_client(config: &WebConfig, url: &Url) -> Result<reqwe
         .user_agent(&config.user_agent)
         .resolve(host.trim_start_matches('[').trim_end_matches(']'), address)
         .build()
-        .map_err(|error| ToolError::execution(format!("the HTTP client could not be set up: {error}")))
+        .map_err(|error| {
+            ToolError::execution(format!("the HTTP client could not be set up: {error}"))
+        })
 }
 
 /// Reads a response body, keeping at most `max_bytes` (and whether more was cut off).

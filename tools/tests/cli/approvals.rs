@@ -28,39 +28,69 @@ const WIPE: &str = "---\nname: wipe\ndescription: Remove a file of the sandbox.\
 fn project() -> Project {
     let project = Project::new(CONFIG);
     project.write(".toolgate/tools/wipe.md", WIPE);
-    project.script(".toolgate/tools/scripts/wipe.sh", "#!/bin/sh\nread -r args\necho wiped >> wiped.log\necho done\n");
+    project.script(
+        ".toolgate/tools/scripts/wipe.sh",
+        "#!/bin/sh\nread -r args\necho wiped >> wiped.log\necho done\n",
+    );
     project
 }
 
 fn call(project: &Project, answer: &str) -> crate::support::Ran {
     project.run_with(
-        project.command().args(["call", "wipe", "--file", "a.txt", "--as", "sam"]).env("TEST_APPROVAL_KEY", "k".repeat(32)),
+        project
+            .command()
+            .args(["call", "wipe", "--file", "a.txt", "--as", "sam"])
+            .env("TEST_APPROVAL_KEY", "k".repeat(32)),
         answer,
     )
 }
 
 fn wiped(project: &Project) -> usize {
-    std::fs::read_to_string(project.path().join("work/wiped.log")).map(|log| log.lines().count()).unwrap_or(0)
+    std::fs::read_to_string(project.path().join("work/wiped.log"))
+        .map(|log| log.lines().count())
+        .unwrap_or(0)
 }
 
 #[test]
 fn the_terminal_is_asked_and_always_is_kept() {
     let project = project();
     let denied = call(&project, "n\n").expect(3);
-    assert!(denied.stderr().contains("Run it? [y/N/always]"), "{}", denied.stderr());
-    assert!(denied.stderr().contains("approval_denied"), "{}", denied.stderr());
+    assert!(
+        denied.stderr().contains("Run it? [y/N/always]"),
+        "{}",
+        denied.stderr()
+    );
+    assert!(
+        denied.stderr().contains("approval_denied"),
+        "{}",
+        denied.stderr()
+    );
     assert_eq!(wiped(&project), 0);
     let no_answer = call(&project, "").expect(3);
-    assert!(no_answer.stderr().contains("no answer was given"), "{}", no_answer.stderr());
+    assert!(
+        no_answer.stderr().contains("no answer was given"),
+        "{}",
+        no_answer.stderr()
+    );
     call(&project, "y\n").expect(0);
     assert_eq!(wiped(&project), 1);
     call(&project, "always\n").expect(0);
     // A later process finds the grant in the state file and does not ask.
     let granted = call(&project, "").expect(0);
-    assert!(!granted.stderr().contains("Run it?"), "{}", granted.stderr());
+    assert!(
+        !granted.stderr().contains("Run it?"),
+        "{}",
+        granted.stderr()
+    );
     assert_eq!(wiped(&project), 3);
     let permissions = project
-        .run_with(project.command().args(["tools", "permissions", "--json"]).env("TEST_APPROVAL_KEY", "k".repeat(32)), "")
+        .run_with(
+            project
+                .command()
+                .args(["tools", "permissions", "--json"])
+                .env("TEST_APPROVAL_KEY", "k".repeat(32)),
+            "",
+        )
         .expect(0)
         .json();
     assert_eq!(permissions["grants"][0]["caller"], "sam");
@@ -71,7 +101,11 @@ fn the_terminal_is_asked_and_always_is_kept() {
 async fn calls_waiting_in_a_server_are_decided_from_the_command_line() {
     let project = project();
     let key = "k".repeat(32);
-    let envs = [("TEST_APPROVAL_KEY", key.as_str()), ("SAM_TOKEN", "sam-token"), ("ADA_TOKEN", "ada-token")];
+    let envs = [
+        ("TEST_APPROVAL_KEY", key.as_str()),
+        ("SAM_TOKEN", "sam-token"),
+        ("ADA_TOKEN", "ada-token"),
+    ];
     let server = Serving::start(&project, &["http", "127.0.0.1:0"], &envs);
     let client = reqwest::Client::new();
     for file in ["one.txt", "two.txt"] {
@@ -88,7 +122,11 @@ async fn calls_waiting_in_a_server_are_decided_from_the_command_line() {
         assert_eq!(answer["error"]["code"], "approval_required", "{answer}");
     }
 
-    let approvals = |args: &[&str]| tokio::task::block_in_place(|| project.run_with(project.command().args(args).envs(envs), ""));
+    let approvals = |args: &[&str]| {
+        tokio::task::block_in_place(|| {
+            project.run_with(project.command().args(args).envs(envs), "")
+        })
+    };
     let listed = approvals(&["approvals", "list", "--json"]).expect(0).json();
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 2, "{listed:?}");
@@ -98,11 +136,18 @@ async fn calls_waiting_in_a_server_are_decided_from_the_command_line() {
     // A staff member may not decide; the call stays waiting.
     approvals(&["approvals", "approve", first, "--as", "sam"]).expect(1);
     let approved = approvals(&["approvals", "approve", first]).expect(0);
-    assert!(approved.stdout().contains("approved:"), "{}", approved.stdout());
+    assert!(
+        approved.stdout().contains("approved:"),
+        "{}",
+        approved.stdout()
+    );
     assert_eq!(wiped(&project), 1);
     approvals(&["approvals", "approve", first]).expect(1);
     let denied = approvals(&["approvals", "deny", second, "--reason", "not today"]).expect(0);
     assert!(denied.stdout().contains("not today"), "{}", denied.stdout());
     assert_eq!(wiped(&project), 1);
-    assert_eq!(approvals(&["approvals", "list", "--json"]).expect(0).json(), json!([]));
+    assert_eq!(
+        approvals(&["approvals", "list", "--json"]).expect(0).json(),
+        json!([])
+    );
 }

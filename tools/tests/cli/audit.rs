@@ -13,22 +13,50 @@ fn verify_finds_a_tampered_record_and_tail_shows_the_last_ones() {
         project.run(&["call", "say", "--word", word], "").expect(0);
     }
     let good = project.run(&["audit", "verify"], "").expect(0);
-    assert!(good.stdout().contains("3 records, chain intact"), "{}", good.stdout());
-    let tail = project.run(&["audit", "tail", "-n", "2", "--json"], "").expect(0);
-    let records: Vec<serde_json::Value> = tail.stdout().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert!(
+        good.stdout().contains("3 records, chain intact"),
+        "{}",
+        good.stdout()
+    );
+    let tail = project
+        .run(&["audit", "tail", "-n", "2", "--json"], "")
+        .expect(0);
+    let records: Vec<serde_json::Value> = tail
+        .stdout()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
     assert_eq!(records.len(), 2);
     assert_eq!(records[1]["arguments"]["word"], "three");
-    let readable = project.run(&["audit", "tail", "-n", "1"], "").expect(0).stdout();
-    assert!(readable.contains("cli (admin) say allow → ok"), "{readable}");
+    let readable = project
+        .run(&["audit", "tail", "-n", "1"], "")
+        .expect(0)
+        .stdout();
+    assert!(
+        readable.contains("cli (admin) say allow → ok"),
+        "{readable}"
+    );
 
     let log = project.path().join("audit.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();
     std::fs::write(&log, text.replacen("\"two\"", "\"TWO\"", 1)).unwrap();
-    let tampered = project.run(&["audit", "verify", log.to_str().unwrap()], "").expect(1);
-    assert!(tampered.stderr().contains("the record on line 2 was altered"), "{}", tampered.stderr());
+    let tampered = project
+        .run(&["audit", "verify", log.to_str().unwrap()], "")
+        .expect(1);
+    assert!(
+        tampered
+            .stderr()
+            .contains("the record on line 2 was altered"),
+        "{}",
+        tampered.stderr()
+    );
 
     let lines: Vec<&str> = text.lines().collect();
     std::fs::write(&log, format!("{}\n{}\n", lines[0], lines[2])).unwrap();
     let removed = project.run(&["audit", "verify"], "").expect(1);
-    assert!(removed.stderr().contains("before line 2"), "{}", removed.stderr());
+    assert!(
+        removed.stderr().contains("before line 2"),
+        "{}",
+        removed.stderr()
+    );
 }

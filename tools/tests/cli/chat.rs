@@ -16,10 +16,17 @@ use crate::support::{BASE, Project};
 /// and keeps the requests.
 async fn scripted(replies: Vec<Value>) -> (String, Arc<Mutex<Vec<Value>>>) {
     type Shared = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<Value>>>);
-    async fn complete(State((replies, seen)): State<Shared>, Json(request): Json<Value>) -> Json<Value> {
+    async fn complete(
+        State((replies, seen)): State<Shared>,
+        Json(request): Json<Value>,
+    ) -> Json<Value> {
         seen.lock().unwrap().push(request);
         let message = replies.lock().unwrap().remove(0);
-        let finish = if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+        let finish = if message.get("tool_calls").is_some() {
+            "tool_calls"
+        } else {
+            "stop"
+        };
         Json(json!({
             "id": "chatcmpl-1", "object": "chat.completion", "model": "scripted",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -28,7 +35,9 @@ async fn scripted(replies: Vec<Value>) -> (String, Arc<Mutex<Vec<Value>>>) {
     }
     let seen = Arc::new(Mutex::new(Vec::new()));
     let state: Shared = (Arc::new(Mutex::new(replies)), Arc::clone(&seen));
-    let app = axum::Router::new().route("/v1/chat/completions", post(complete)).with_state(state);
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -42,17 +51,25 @@ fn tool_call(id: &str, name: &str, arguments: Value) -> Value {
 }
 
 fn project(url: &str) -> Project {
-    let project = Project::new(&format!("{BASE}\n[model]\nurl = \"{url}\"\nname = \"scripted\"\n"));
+    let project = Project::new(&format!(
+        "{BASE}\n[model]\nurl = \"{url}\"\nname = \"scripted\"\n"
+    ));
     project.write(
         ".toolgate/tools/note.md",
         "---\nname: note\ndescription: Keep a note.\npermission: public\nparameters: {text: string}\ncommand: {program: ./scripts/note.sh}\n---\n",
     );
-    project.script(".toolgate/tools/scripts/note.sh", "#!/bin/sh\nread -r args\necho \"$args\" >> notes.log\necho '{\"kept\": true}'\n");
+    project.script(
+        ".toolgate/tools/scripts/note.sh",
+        "#!/bin/sh\nread -r args\necho \"$args\" >> notes.log\necho '{\"kept\": true}'\n",
+    );
     project.write(
         ".toolgate/tools/burn.md",
         "---\nname: burn\ndescription: Burn the notes.\npermission: public\ndestructive: true\ncommand: {program: ./scripts/burn.sh}\n---\n",
     );
-    project.script(".toolgate/tools/scripts/burn.sh", "#!/bin/sh\nrm -f notes.log\necho burnt\n");
+    project.script(
+        ".toolgate/tools/scripts/burn.sh",
+        "#!/bin/sh\nrm -f notes.log\necho burnt\n",
+    );
     project
 }
 
@@ -65,21 +82,53 @@ async fn the_model_calls_tools_through_the_registry_and_risky_ones_are_asked() {
     ])
     .await;
     let project = project(&url);
-    let ran = tokio::task::block_in_place(|| project.run(&["chat", "Note: buy milk, then burn the notes"], "n\n")).expect(0);
-    assert_eq!(ran.stdout().trim(), "Kept your note; I was not allowed to burn them.");
+    let ran = tokio::task::block_in_place(|| {
+        project.run(&["chat", "Note: buy milk, then burn the notes"], "n\n")
+    })
+    .expect(0);
+    assert_eq!(
+        ran.stdout().trim(),
+        "Kept your note; I was not allowed to burn them."
+    );
     let stderr = ran.stderr();
-    assert!(stderr.contains("tool: note({\"text\":\"buy milk\"}) → ok"), "{stderr}");
+    assert!(
+        stderr.contains("tool: note({\"text\":\"buy milk\"}) → ok"),
+        "{stderr}"
+    );
     assert!(stderr.contains("Run it? [y/N/always]"), "{stderr}");
-    assert!(stderr.contains("tool: burn({}) → approval_denied"), "{stderr}");
+    assert!(
+        stderr.contains("tool: burn({}) → approval_denied"),
+        "{stderr}"
+    );
     let notes = std::fs::read_to_string(project.path().join("work/notes.log")).unwrap();
-    assert_eq!(notes.trim(), r#"{"text":"buy milk"}"#, "the note was kept and not burnt");
+    assert_eq!(
+        notes.trim(),
+        r#"{"text":"buy milk"}"#,
+        "the note was kept and not burnt"
+    );
 
     let requests = seen.lock().unwrap();
-    let offered: Vec<&str> = requests[0]["tools"].as_array().unwrap().iter().map(|tool| tool["function"]["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(offered, ["burn", "note"]);
-    let last = requests[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["role"], "tool");
-    assert!(last["content"].as_str().unwrap().contains("approval_denied"), "{last}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("approval_denied"),
+        "{last}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -90,10 +139,17 @@ async fn a_conversation_reads_one_message_a_line() {
     ])
     .await;
     let project = project(&url);
-    let ran = tokio::task::block_in_place(|| project.run(&["chat"], "hi\nmy name is Ann\n")).expect(0);
+    let ran =
+        tokio::task::block_in_place(|| project.run(&["chat"], "hi\nmy name is Ann\n")).expect(0);
     assert_eq!(ran.stdout(), "Hello!\nYou said your name is Ann.\n");
-    let second = seen.lock().unwrap()[1]["messages"].as_array().unwrap().len();
-    assert_eq!(second, 3, "the second message goes on the same conversation");
+    let second = seen.lock().unwrap()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(
+        second, 3,
+        "the second message goes on the same conversation"
+    );
 }
 
 #[test]
@@ -103,10 +159,22 @@ fn a_real_model_answers() {
         "roles = [\"public\"]\nuser_tools = false\n\n[model]\nurl = \"{}/v1\"\nname = \"gemma\"\nparams = {{temperature = 0, max_tokens = 40}}\ntimeout = \"300s\"\n",
         server.base
     ));
-    let ran = project.run(&["chat", "Say hello in one short sentence."], "").expect(0);
-    assert!(!ran.stdout().trim().is_empty(), "the model answered: {}", ran.stderr());
+    let ran = project
+        .run(&["chat", "Say hello in one short sentence."], "")
+        .expect(0);
+    assert!(
+        !ran.stdout().trim().is_empty(),
+        "the model answered: {}",
+        ran.stderr()
+    );
 
-    let broken = Project::new("roles = [\"public\"]\nuser_tools = false\n\n[model]\nurl = \"http://127.0.0.1:9/v1\"\nname = \"none\"\n");
+    let broken = Project::new(
+        "roles = [\"public\"]\nuser_tools = false\n\n[model]\nurl = \"http://127.0.0.1:9/v1\"\nname = \"none\"\n",
+    );
     let failed = broken.run(&["chat", "hello?"], "").expect(1);
-    assert!(failed.stderr().contains("the model failed"), "{}", failed.stderr());
+    assert!(
+        failed.stderr().contains("the model failed"),
+        "{}",
+        failed.stderr()
+    );
 }

@@ -8,24 +8,72 @@ fn refused(config: &str, line: usize, expected: &str) {
     let ran = project.run(&["tools", "list"], "").expect(2);
     let error = ran.stderr();
     assert_eq!(error.lines().count(), 1, "one line: {error}");
-    assert!(error.starts_with(&format!("error: ./toolgate.toml:{line}: ")) || error.contains(&format!("toolgate.toml:{line}: ")), "line {line}: {error}");
+    assert!(
+        error.starts_with(&format!("error: ./toolgate.toml:{line}: "))
+            || error.contains(&format!("toolgate.toml:{line}: ")),
+        "line {line}: {error}"
+    );
     assert!(error.contains(expected), "{expected:?} in {error}");
 }
 
 #[test]
 fn mistakes_name_their_line() {
     let roles = "roles = [\"public\", \"staff\"]\n";
-    refused(&format!("{roles}polcy = \"auto\"\n"), 2, "unknown field `polcy`");
-    refused(&format!("{roles}policy = \"sometimes\"\n"), 2, "unknown variant `sometimes`");
-    refused(&format!("{roles}default_timeout = \"soon\"\n"), 2, "`soon` is not a duration");
-    refused(&format!("{roles}\n[callers.ann]\nrole = \"boss\"\n"), 4, "\"boss\" is not a role; the roles are \"public\", \"staff\"");
-    refused(&format!("{roles}\n[rate_limits]\nper_caller = \"60 a minute\"\n"), 4, "write calls per period");
-    refused(&format!("{roles}\n[web]\nallow_networks = [\"10.0.0.0/33\"]\n"), 4, "is not a network");
-    refused(&format!("{roles}\n[ready.files]\npermission = \"staff\"\n"), 4, "the files tools need `[sandbox] root`");
-    refused(&format!("{roles}\n[sandbox]\nroot = \"nowhere\"\n"), 4, "the sandbox");
-    refused(&format!("{roles}state = \"sqlite:state.db\"\n"), 2, "shared state needs a shared approval key");
-    refused(&format!("{roles}state = \"redis://x\"\napproval_key_env = \"HOME\"\n"), 2, "is not a store address");
-    refused(&format!("{roles}\n[ready.web]\npermission = \"public\"\ntools = [\"fetch\"]\n"), 5, "`fetch` is not a tool of this family");
+    refused(
+        &format!("{roles}polcy = \"auto\"\n"),
+        2,
+        "unknown field `polcy`",
+    );
+    refused(
+        &format!("{roles}policy = \"sometimes\"\n"),
+        2,
+        "unknown variant `sometimes`",
+    );
+    refused(
+        &format!("{roles}default_timeout = \"soon\"\n"),
+        2,
+        "`soon` is not a duration",
+    );
+    refused(
+        &format!("{roles}\n[callers.ann]\nrole = \"boss\"\n"),
+        4,
+        "\"boss\" is not a role; the roles are \"public\", \"staff\"",
+    );
+    refused(
+        &format!("{roles}\n[rate_limits]\nper_caller = \"60 a minute\"\n"),
+        4,
+        "write calls per period",
+    );
+    refused(
+        &format!("{roles}\n[web]\nallow_networks = [\"10.0.0.0/33\"]\n"),
+        4,
+        "is not a network",
+    );
+    refused(
+        &format!("{roles}\n[ready.files]\npermission = \"staff\"\n"),
+        4,
+        "the files tools need `[sandbox] root`",
+    );
+    refused(
+        &format!("{roles}\n[sandbox]\nroot = \"nowhere\"\n"),
+        4,
+        "the sandbox",
+    );
+    refused(
+        &format!("{roles}state = \"sqlite:state.db\"\n"),
+        2,
+        "shared state needs a shared approval key",
+    );
+    refused(
+        &format!("{roles}state = \"redis://x\"\napproval_key_env = \"HOME\"\n"),
+        2,
+        "is not a store address",
+    );
+    refused(
+        &format!("{roles}\n[ready.web]\npermission = \"public\"\ntools = [\"fetch\"]\n"),
+        5,
+        "`fetch` is not a tool of this family",
+    );
     refused("roles = []\n", 1, "names at least one role");
     refused("roles = [\"a\"\n", 1, "");
 }
@@ -33,6 +81,12 @@ fn mistakes_name_their_line() {
 #[test]
 fn a_missing_config_says_what_to_do() {
     let project = Project::new("roles = [\"public\"]\n");
-    let ran = project.run(&["--config", "elsewhere.toml", "tools", "list"], "").expect(2);
-    assert!(ran.stderr().contains("no config at `elsewhere.toml`"), "{}", ran.stderr());
+    let ran = project
+        .run(&["--config", "elsewhere.toml", "tools", "list"], "")
+        .expect(2);
+    assert!(
+        ran.stderr().contains("no config at `elsewhere.toml`"),
+        "{}",
+        ran.stderr()
+    );
 }

@@ -28,12 +28,18 @@ async fn echo_server() -> String {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, axum::Router::new().fallback(any(echo))).await });
+    tokio::spawn(
+        async move { axum::serve(listener, axum::Router::new().fallback(any(echo))).await },
+    );
     format!("http://{address}")
 }
 
 fn project(server: &str, allow_loopback: bool) -> Project {
-    let web = if allow_loopback { "\n[web]\nallow_networks = [\"127.0.0.0/8\"]\n" } else { "" };
+    let web = if allow_loopback {
+        "\n[web]\nallow_networks = [\"127.0.0.0/8\"]\n"
+    } else {
+        ""
+    };
     let project = Project::new(&format!("{BASE}{web}"));
     project.write(
         ".toolgate/tools/get_item.md",
@@ -68,12 +74,47 @@ async fn run(project: &Project, args: &[&str], token: Option<&str>) -> crate::su
 async fn requests_are_built_from_the_arguments() {
     let server = echo_server().await;
     let project = project(&server, true);
-    let got = run(&project, &["call", "get_item", "--id", "a/b?c=d#e", "--fields", "name", "--fields", "size"], Some("s3cret")).await.expect(0).json();
+    let got = run(
+        &project,
+        &[
+            "call",
+            "get_item",
+            "--id",
+            "a/b?c=d#e",
+            "--fields",
+            "name",
+            "--fields",
+            "size",
+        ],
+        Some("s3cret"),
+    )
+    .await
+    .expect(0)
+    .json();
     assert_eq!(got["method"], "GET");
-    assert_eq!(got["path"], "/items/a%2Fb%3Fc%3Dd%23e", "a placeholder cannot add a path, query or fragment");
+    assert_eq!(
+        got["path"], "/items/a%2Fb%3Fc%3Dd%23e",
+        "a placeholder cannot add a path, query or fragment"
+    );
     assert_eq!(got["query"], "fields=name&fields=size");
     assert_eq!(got["authorization"], "Bearer s3cret");
-    let created = run(&project, &["call", "create_item", "--shelf", "top", "--name", "lamp", "--count", "2"], None).await.expect(0).json();
+    let created = run(
+        &project,
+        &[
+            "call",
+            "create_item",
+            "--shelf",
+            "top",
+            "--name",
+            "lamp",
+            "--count",
+            "2",
+        ],
+        None,
+    )
+    .await
+    .expect(0)
+    .json();
     assert_eq!(created["method"], "POST");
     assert_eq!(created["path"], "/shelves/top/items");
     assert_eq!(created["body"], json!({"name": "lamp", "count": 2}));
@@ -83,16 +124,42 @@ async fn requests_are_built_from_the_arguments() {
 async fn secrets_errors_and_address_checks() {
     let server = echo_server().await;
     let project = project(&server, true);
-    let missing = run(&project, &["call", "get_item", "--id", "1"], None).await.expect(1);
-    assert!(missing.stderr().contains("`ITEMS_TOKEN` this tool needs is not set"), "{}", missing.stderr());
-    let not_found = run(&project, &["call", "missing_item"], None).await.expect(1);
-    assert!(not_found.stderr().contains("answered 404 Not Found: no such item"), "{}", not_found.stderr());
+    let missing = run(&project, &["call", "get_item", "--id", "1"], None)
+        .await
+        .expect(1);
+    assert!(
+        missing
+            .stderr()
+            .contains("`ITEMS_TOKEN` this tool needs is not set"),
+        "{}",
+        missing.stderr()
+    );
+    let not_found = run(&project, &["call", "missing_item"], None)
+        .await
+        .expect(1);
+    assert!(
+        not_found
+            .stderr()
+            .contains("answered 404 Not Found: no such item"),
+        "{}",
+        not_found.stderr()
+    );
     let audit = std::fs::read_to_string(project.path().join("audit.jsonl")).unwrap();
     assert!(!audit.contains("s3cret"));
 
     let closed = self::project(&server, false);
-    let refused = run(&closed, &["call", "get_item", "--id", "1"], Some("s3cret")).await.expect(1);
-    assert!(refused.stderr().contains("address_not_allowed"), "{}", refused.stderr());
-    assert!(refused.stderr().contains("loopback"), "{}", refused.stderr());
+    let refused = run(&closed, &["call", "get_item", "--id", "1"], Some("s3cret"))
+        .await
+        .expect(1);
+    assert!(
+        refused.stderr().contains("address_not_allowed"),
+        "{}",
+        refused.stderr()
+    );
+    assert!(
+        refused.stderr().contains("loopback"),
+        "{}",
+        refused.stderr()
+    );
     assert!(!refused.stderr().contains("s3cret"));
 }

@@ -29,7 +29,9 @@ root = "work"
 const TOKENS: [(&str, &str); 2] = [("PAT_TOKEN", "pat-token"), ("ADA_TOKEN", "ada-token")];
 
 fn tool(name: &str, permission: &str) -> String {
-    format!("---\nname: {name}\ndescription: The tool {name}.\npermission: {permission}\ncommand: {{program: echo, args: [\"{name}\"], output: text}}\n---\n")
+    format!(
+        "---\nname: {name}\ndescription: The tool {name}.\npermission: {permission}\ncommand: {{program: echo, args: [\"{name}\"], output: text}}\n---\n"
+    )
 }
 
 fn project() -> Project {
@@ -41,9 +43,18 @@ fn project() -> Project {
 
 fn list_tools(args: &[&str]) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/list_tools.py");
-    let output = Command::new(python()).arg(script).args(args).output().expect("python runs");
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|_| panic!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)))
+    let output = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python runs");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
 }
 
 #[test]
@@ -55,10 +66,21 @@ fn each_token_lists_what_its_role_allows() {
     let admin = list_tools(&["http", &server.url, "ada-token"]);
     assert_eq!(admin["tools"], json!(["hello", "purge"]));
     let stranger = list_tools(&["http", &server.url, "guess"]);
-    assert!(stranger["error"].as_str().unwrap().contains("error response"), "{stranger}");
+    assert!(
+        stranger["error"]
+            .as_str()
+            .unwrap()
+            .contains("error response"),
+        "{stranger}"
+    );
     let answer = raw_post(&server.url, "guess");
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
-    assert!(answer.to_ascii_lowercase().contains("www-authenticate: bearer"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{answer}"
+    );
 }
 
 /// A bare `initialize` request with a bearer token; the whole answer.
@@ -84,9 +106,17 @@ fn stdio_serves_one_role() {
     let config = project.path().join("toolgate.toml");
     let binary = env!("CARGO_BIN_EXE_toolgate");
     let config = config.to_str().unwrap();
-    let public = list_tools(&["stdio", binary, "--config", config, "serve", "mcp", "--stdio"]);
-    assert_eq!(public["tools"], json!(["hello"]), "the lowest role by default");
-    let admin = list_tools(&["stdio", binary, "--config", config, "serve", "mcp", "--stdio", "--as", "ada"]);
+    let public = list_tools(&[
+        "stdio", binary, "--config", config, "serve", "mcp", "--stdio",
+    ]);
+    assert_eq!(
+        public["tools"],
+        json!(["hello"]),
+        "the lowest role by default"
+    );
+    let admin = list_tools(&[
+        "stdio", binary, "--config", config, "serve", "mcp", "--stdio", "--as", "ada",
+    ]);
     assert_eq!(admin["tools"], json!(["hello", "purge"]));
 }
 
@@ -94,7 +124,10 @@ fn stdio_serves_one_role() {
 fn a_tool_file_added_while_serving_reaches_a_listening_client() {
     let project = project();
     let server = Serving::start(&project, &["mcp", "--http", "127.0.0.1:0"], &TOKENS);
-    let listen = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mcp/tests/mcp/listen.py");
+    let listen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/mcp/tests/mcp/listen.py"
+    );
     let mut listener = Command::new(python())
         .args([listen, &server.url, "ada-token"])
         .stdout(Stdio::piped())
@@ -106,14 +139,25 @@ fn a_tool_file_added_while_serving_reaches_a_listening_client() {
     project.write(".toolgate/tools/fresh.md", &tool("fresh", "public"));
     let report: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     let _ = listener.wait();
-    assert_eq!(report["tools"], json!(["fresh", "hello", "purge"]), "{report}");
+    assert_eq!(
+        report["tools"],
+        json!(["fresh", "hello", "purge"]),
+        "{report}"
+    );
 
     // A changed file is registered again; a removed one is gone.
     project.write(".toolgate/tools/fresh.md", &tool("fresh", "admin"));
     std::fs::remove_file(project.path().join(".toolgate/tools/purge.md")).unwrap();
-    let settled = eventually(|| list_tools(&["http", &server.url, "pat-token"])["tools"] == json!(["hello"]));
-    assert!(settled, "the public caller no longer sees `fresh`, nobody sees `purge`");
-    assert_eq!(list_tools(&["http", &server.url, "ada-token"])["tools"], json!(["fresh", "hello"]));
+    let settled =
+        eventually(|| list_tools(&["http", &server.url, "pat-token"])["tools"] == json!(["hello"]));
+    assert!(
+        settled,
+        "the public caller no longer sees `fresh`, nobody sees `purge`"
+    );
+    assert_eq!(
+        list_tools(&["http", &server.url, "ada-token"])["tools"],
+        json!(["fresh", "hello"])
+    );
 }
 
 fn eventually(mut check: impl FnMut() -> bool) -> bool {
@@ -136,14 +180,29 @@ fn mcp_status_reports_each_imported_server() {
         binary = env!("CARGO_BIN_EXE_toolgate"),
         config = config.display().to_string(),
     ));
-    let status = importing.run(&["mcp", "status", "--json"], "").expect(1).json();
+    let status = importing
+        .run(&["mcp", "status", "--json"], "")
+        .expect(1)
+        .json();
     assert_eq!(status[0]["name"], "mine");
     assert_eq!(status[0]["connected"], true, "{status}");
     assert_eq!(status[0]["tools"], 2);
     assert_eq!(status[1]["connected"], false);
-    assert!(status[1]["error"].as_str().unwrap().contains("/nonexistent/server"), "{status}");
-    let listed = importing.run(&["tools", "list", "--role", "staff"], "").expect(0).stdout();
-    assert!(listed.contains("mcp_mine_hello") && listed.contains("mcp_mine_purge"), "{listed}");
+    assert!(
+        status[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/server"),
+        "{status}"
+    );
+    let listed = importing
+        .run(&["tools", "list", "--role", "staff"], "")
+        .expect(0)
+        .stdout();
+    assert!(
+        listed.contains("mcp_mine_hello") && listed.contains("mcp_mine_purge"),
+        "{listed}"
+    );
     let called = importing.run(&["call", "mcp_mine_hello"], "").expect(0);
     assert_eq!(called.stdout().trim(), "hello");
 }

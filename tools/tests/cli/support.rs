@@ -83,7 +83,12 @@ impl Project {
             .stderr(Stdio::piped())
             .spawn()
             .expect("toolgate starts");
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         Ran(child.wait_with_output().unwrap())
     }
 }
@@ -106,14 +111,25 @@ impl Ran {
 
     /// Stdout as JSON.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.0.stdout)
-            .unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {}\nstderr: {}", self.stdout(), self.stderr()))
+        serde_json::from_slice(&self.0.stdout).unwrap_or_else(|error| {
+            panic!(
+                "stdout is not JSON ({error}): {}\nstderr: {}",
+                self.stdout(),
+                self.stderr()
+            )
+        })
     }
 
     /// Panics with both outputs unless the exit code is `code`.
     #[track_caller]
     pub fn expect(self, code: i32) -> Ran {
-        assert_eq!(self.code(), code, "stdout: {}\nstderr: {}", self.stdout(), self.stderr());
+        assert_eq!(
+            self.code(),
+            code,
+            "stdout: {}\nstderr: {}",
+            self.stdout(),
+            self.stderr()
+        );
         self
     }
 }

@@ -53,21 +53,40 @@ pub struct DenyArgs {
 }
 
 pub async fn run(config: &Path, command: ApprovalsCommand) -> Result<ExitCode, Failure> {
-    let options = BuildOptions { skip_mcp: false, ..BuildOptions::default() };
+    let options = BuildOptions {
+        skip_mcp: false,
+        ..BuildOptions::default()
+    };
     let (config, built) = setup::load(config, options).await?;
-    if config.file.state.as_ref().is_none_or(|state| state.get_ref() == "memory") {
-        eprintln!("{} state is `memory`: only this process's calls are kept; set `state = \"sqlite:state.db\"` (or postgres://...) to share approvals with `toolgate serve`", output::warn("note:"));
+    if config
+        .file
+        .state
+        .as_ref()
+        .is_none_or(|state| state.get_ref() == "memory")
+    {
+        eprintln!(
+            "{} state is `memory`: only this process's calls are kept; set `state = \"sqlite:state.db\"` (or postgres://...) to share approvals with `toolgate serve`",
+            output::warn("note:")
+        );
     }
     match command {
         ApprovalsCommand::List(args) => list(&built, args).await,
         ApprovalsCommand::Approve(args) => {
             let (approver, ticket) = find(&built, &args).await?;
-            let outcome = built.registry.approve(&ticket, &approver).await.map_err(|error| Failure::failed(error.to_string()))?;
+            let outcome = built
+                .registry
+                .approve(&ticket, &approver)
+                .await
+                .map_err(|error| Failure::failed(error.to_string()))?;
             report(outcome)
         }
         ApprovalsCommand::Deny(args) => {
             let (approver, ticket) = find(&built, &args.decide).await?;
-            let outcome = built.registry.deny(&ticket, &approver, &args.reason).await.map_err(|error| Failure::failed(error.to_string()))?;
+            let outcome = built
+                .registry
+                .deny(&ticket, &approver, &args.reason)
+                .await
+                .map_err(|error| Failure::failed(error.to_string()))?;
             report(outcome)
         }
     }
@@ -78,7 +97,11 @@ fn approver(built: &Built, acting: &Acting) -> Result<Caller, Failure> {
 }
 
 async fn pending(built: &Built, approver: &Caller) -> Result<Vec<PendingCall>, Failure> {
-    built.registry.pending_approvals(approver).await.map_err(|error| Failure::failed(error.to_string()))
+    built
+        .registry
+        .pending_approvals(approver)
+        .await
+        .map_err(|error| Failure::failed(error.to_string()))
 }
 
 async fn list(built: &Built, args: ListArgs) -> Result<ExitCode, Failure> {
@@ -93,12 +116,24 @@ async fn list(built: &Built, args: ListArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     if calls.is_empty() {
-        println!("no calls are waiting for approval by \"{}\"", approver.role());
+        println!(
+            "no calls are waiting for approval by \"{}\"",
+            approver.role()
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<Vec<String>> = calls.iter().map(|call| vec![
-        call.ticket_id.clone(), call.tool.clone(), format!("{} ({})", call.caller.id(), call.caller.role()), call.arguments.to_string(), call.reason.clone(),
-    ]).collect();
+    let rows: Vec<Vec<String>> = calls
+        .iter()
+        .map(|call| {
+            vec![
+                call.ticket_id.clone(),
+                call.tool.clone(),
+                format!("{} ({})", call.caller.id(), call.caller.role()),
+                call.arguments.to_string(),
+                call.reason.clone(),
+            ]
+        })
+        .collect();
     output::table(&["TICKET", "TOOL", "CALLER", "ARGUMENTS", "REASON"], &rows);
     Ok(ExitCode::SUCCESS)
 }
@@ -123,8 +158,19 @@ fn report(outcome: toolgate::ToolOutcome) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            println!("`{}`: {}: {}", outcome.tool, error.code.as_str(), error.message);
-            Ok(ExitCode::from(if error.code == toolgate::ErrorCode::ApprovalDenied { 0 } else { 1 }))
+            println!(
+                "`{}`: {}: {}",
+                outcome.tool,
+                error.code.as_str(),
+                error.message
+            );
+            Ok(ExitCode::from(
+                if error.code == toolgate::ErrorCode::ApprovalDenied {
+                    0
+                } else {
+                    1
+                },
+            ))
         }
     }
 }

@@ -14,15 +14,29 @@ impl Approver for TerminalApprover {
     fn approve(&self, request: ApprovalRequest) -> ApprovalFuture {
         Box::pin(async move {
             let answer = tokio::task::spawn_blocking(move || ask(&request)).await;
-            answer.unwrap_or(ApprovalAnswer::Deny { reason: "the approval could not be asked".into() })
+            answer.unwrap_or(ApprovalAnswer::Deny {
+                reason: "the approval could not be asked".into(),
+            })
         })
     }
 }
 
 fn ask(request: &ApprovalRequest) -> ApprovalAnswer {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{} `{}` ({} risk) needs approval: {}", output::warn("approval:"), request.tool.name, request.tool.risk, request.reason);
-    let _ = writeln!(err, "  caller: {} ({})", request.caller.id(), request.caller.role());
+    let _ = writeln!(
+        err,
+        "{} `{}` ({} risk) needs approval: {}",
+        output::warn("approval:"),
+        request.tool.name,
+        request.tool.risk,
+        request.reason
+    );
+    let _ = writeln!(
+        err,
+        "  caller: {} ({})",
+        request.caller.id(),
+        request.caller.role()
+    );
     let _ = writeln!(err, "  arguments: {}", request.arguments);
     if let Some(review) = &request.review {
         let _ = writeln!(err, "  it will: {review}");
@@ -35,9 +49,13 @@ fn ask(request: &ApprovalRequest) -> ApprovalAnswer {
         let _ = writeln!(err, "{}", line.trim());
     }
     match (read, line.trim().to_ascii_lowercase().as_str()) {
-        (Ok(0), _) | (Err(_), _) => ApprovalAnswer::Deny { reason: "no answer was given (stdin ended)".into() },
+        (Ok(0), _) | (Err(_), _) => ApprovalAnswer::Deny {
+            reason: "no answer was given (stdin ended)".into(),
+        },
         (_, "y" | "yes") => ApprovalAnswer::Approve,
         (_, "always" | "a") => ApprovalAnswer::ApproveAlways,
-        _ => ApprovalAnswer::Deny { reason: "denied at the terminal".into() },
+        _ => ApprovalAnswer::Deny {
+            reason: "denied at the terminal".into(),
+        },
     }
 }

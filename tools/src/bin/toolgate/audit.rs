@@ -55,7 +55,17 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
             };
             match verify_log(&file) {
                 Ok(log) => {
-                    println!("{} {} records, chain intact; last hash {}{}", output::good("ok:"), log.records.len(), log.last_hash, if log.torn_tail { " (a torn last line, from a crash mid-write, was left out)" } else { "" });
+                    println!(
+                        "{} {} records, chain intact; last hash {}{}",
+                        output::good("ok:"),
+                        log.records.len(),
+                        log.last_hash,
+                        if log.torn_tail {
+                            " (a torn last line, from a crash mid-write, was left out)"
+                        } else {
+                            ""
+                        }
+                    );
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(problem) => Err(Failure::failed(format!("{}: {problem}", file.display()))),
@@ -74,9 +84,18 @@ fn has_audit_file(config: &Path) -> Result<bool, Failure> {
 
 /// The registry of a config whose audit is kept in its `state` database.
 async fn with_store(config: &Path) -> Result<toolgate::Registry, Failure> {
-    let options = BuildOptions { skip_mcp: true, skip_tool_files: true, ..BuildOptions::default() };
+    let options = BuildOptions {
+        skip_mcp: true,
+        skip_tool_files: true,
+        ..BuildOptions::default()
+    };
     let (config, built) = setup::load(config, options).await?;
-    if config.file.state.as_ref().is_none_or(|state| state.get_ref() == "memory") {
+    if config
+        .file
+        .state
+        .as_ref()
+        .is_none_or(|state| state.get_ref() == "memory")
+    {
         return Err(Failure::usage(format!(
             "{} keeps the audit nowhere to read: set `audit_file`, or a `state` database",
             config.path().display()
@@ -89,17 +108,27 @@ async fn verify_store(config: &Path) -> Result<ExitCode, Failure> {
     let registry = with_store(config).await?;
     match registry.verify_audit().await {
         Ok(Ok(chain)) => {
-            println!("{} {} records in the state database, chain intact; last hash {}", output::good("ok:"), chain.records, chain.last_hash.as_deref().unwrap_or("-"));
+            println!(
+                "{} {} records in the state database, chain intact; last hash {}",
+                output::good("ok:"),
+                chain.records,
+                chain.last_hash.as_deref().unwrap_or("-")
+            );
             Ok(ExitCode::SUCCESS)
         }
-        Ok(Err(broken)) => Err(Failure::failed(format!("the audit in the state database: {broken}"))),
+        Ok(Err(broken)) => Err(Failure::failed(format!(
+            "the audit in the state database: {broken}"
+        ))),
         Err(error) => Err(Failure::failed(error.to_string())),
     }
 }
 
 async fn tail_store(config: &Path, caller: &str, args: TailArgs) -> Result<ExitCode, Failure> {
     let registry = with_store(config).await?;
-    let records = registry.history(caller, args.lines).await.map_err(|error| Failure::failed(error.to_string()))?;
+    let records = registry
+        .history(caller, args.lines)
+        .await
+        .map_err(|error| Failure::failed(error.to_string()))?;
     for record in records.iter().rev() {
         let line = serde_json::to_string(record).unwrap_or_default();
         print_record(&format!("{line}\n"), args.json);
@@ -111,16 +140,25 @@ fn audit_file(config: &Path) -> Result<PathBuf, Failure> {
     let config = setup::read(config)?;
     match &config.file.audit_file {
         Some(file) => Ok(config.resolve(file)),
-        None => Err(Failure::usage(format!("{} sets no `audit_file`; name the file", config.path().display()))),
+        None => Err(Failure::usage(format!(
+            "{} sets no `audit_file`; name the file",
+            config.path().display()
+        ))),
     }
 }
 
 async fn tail(file: &Path, args: TailArgs) -> Result<ExitCode, Failure> {
-    let opened = std::fs::File::open(file).map_err(|error| Failure::failed(format!("`{}` cannot be read: {error}", file.display())))?;
+    let opened = std::fs::File::open(file).map_err(|error| {
+        Failure::failed(format!("`{}` cannot be read: {error}", file.display()))
+    })?;
     let mut reader = BufReader::new(opened);
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    while reader.read_line(&mut line).map_err(|error| Failure::failed(error.to_string()))? > 0 {
+    while reader
+        .read_line(&mut line)
+        .map_err(|error| Failure::failed(error.to_string()))?
+        > 0
+    {
         if line.ends_with('\n') {
             lines.push(std::mem::take(&mut line));
         }
@@ -132,14 +170,20 @@ async fn tail(file: &Path, args: TailArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     // Follow: read what is appended, a whole line at a time.
-    let mut position = reader.stream_position().map_err(|error| Failure::failed(error.to_string()))? - line.len() as u64;
+    let mut position = reader
+        .stream_position()
+        .map_err(|error| Failure::failed(error.to_string()))?
+        - line.len() as u64;
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let mut opened = std::fs::File::open(file).map_err(|error| Failure::failed(error.to_string()))?;
+        let mut opened =
+            std::fs::File::open(file).map_err(|error| Failure::failed(error.to_string()))?;
         if opened.metadata().map(|m| m.len()).unwrap_or(0) < position {
             position = 0; // the file was replaced
         }
-        opened.seek(SeekFrom::Start(position)).map_err(|error| Failure::failed(error.to_string()))?;
+        opened
+            .seek(SeekFrom::Start(position))
+            .map_err(|error| Failure::failed(error.to_string()))?;
         let mut reader = BufReader::new(opened);
         let mut line = String::new();
         while reader.read_line(&mut line).unwrap_or(0) > 0 && line.ends_with('\n') {

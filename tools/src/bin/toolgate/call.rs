@@ -20,9 +20,11 @@ use crate::setup::{self, Acting};
 /// The call's own options may also come after the tool's parameters (unless the tool has
 /// a parameter of the same name).
 #[derive(Args)]
-#[command(after_help = "Parameters are typed from the tool's schema: --count 3 is a number, \
+#[command(
+    after_help = "Parameters are typed from the tool's schema: --count 3 is a number, \
 --verbose alone is true, a repeated --tag makes an array, objects are written as JSON. \
-`--role`, `--as`, `--dry-run`, `--json` and `--output` may also follow the parameters.")]
+`--role`, `--as`, `--dry-run`, `--json` and `--output` may also follow the parameters."
+)]
 pub struct CallArgs {
     /// The tool.
     name: String,
@@ -38,28 +40,49 @@ pub struct CallArgs {
     #[arg(long, value_name = "FORMAT", value_parser = ["text", "json"], default_value = "text")]
     output: String,
     /// The tool's parameters: --name value ...
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PARAMS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PARAMS"
+    )]
     params: Vec<String>,
 }
 
 pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure> {
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
-    let options = BuildOptions { approver: Some(approver), ..BuildOptions::default() };
+    let options = BuildOptions {
+        approver: Some(approver),
+        ..BuildOptions::default()
+    };
     let (_, built) = setup::load(config, options).await?;
     let top = Caller::new("cli", setup::top_role(&built).as_str());
     let definition = built.registry.definition(&top, &args.name);
-    let parameters = definition.as_deref().map(parameter_names).unwrap_or_default();
+    let parameters = definition
+        .as_deref()
+        .map(parameter_names)
+        .unwrap_or_default();
     take_own_options(&mut args, &parameters)?;
     let caller = args.acting.caller(&built, &setup::top_role(&built))?;
-    let Some(definition) = definition.filter(|_| built.registry.definition(&caller, &args.name).is_some()) else {
-        return Err(Failure::not_found(format!("no tool `{}` for the role \"{}\"; see `toolgate tools list --role {}`", args.name, caller.role(), caller.role())));
+    let Some(definition) =
+        definition.filter(|_| built.registry.definition(&caller, &args.name).is_some())
+    else {
+        return Err(Failure::not_found(format!(
+            "no tool `{}` for the role \"{}\"; see `toolgate tools list --role {}`",
+            args.name,
+            caller.role(),
+            caller.role()
+        )));
     };
     let arguments = match &args.json {
-        Some(text) => serde_json::from_str::<Value>(text).map_err(|error| Failure::usage(format!("--json is not JSON: {error}")))?,
+        Some(text) => serde_json::from_str::<Value>(text)
+            .map_err(|error| Failure::usage(format!("--json is not JSON: {error}")))?,
         None => typed_arguments(&definition, &args.params)?,
     };
     let call = ToolCall::new("cli-1", &args.name, arguments);
-    let options = CallOptions { dry_run: args.dry_run, ..CallOptions::default() };
+    let options = CallOptions {
+        dry_run: args.dry_run,
+        ..CallOptions::default()
+    };
     let outcome = built.registry.call_with(&caller, call, options).await;
     if args.output == "json" {
         output::json(&serde_json::to_value(&outcome).unwrap_or(Value::Null));
@@ -73,7 +96,10 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
         }
         Err(error) => {
             if args.output != "json" {
-                eprintln!("{}", output::error_line(&format!("{}: {}", error.code.as_str(), error.message)));
+                eprintln!(
+                    "{}",
+                    output::error_line(&format!("{}: {}", error.code.as_str(), error.message))
+                );
             }
             Ok(ExitCode::from(match error.code {
                 ErrorCode::ApprovalRequired | ErrorCode::ApprovalDenied => 3,
@@ -118,7 +144,9 @@ fn take_own_options(args: &mut CallArgs, parameters: &[String]) -> Result<(), Fa
             args.dry_run = true;
             continue;
         }
-        let value = inline.or_else(|| words.next()).ok_or_else(|| Failure::usage(format!("{flag} needs a value")))?;
+        let value = inline
+            .or_else(|| words.next())
+            .ok_or_else(|| Failure::usage(format!("{flag} needs a value")))?;
         match flag.as_str() {
             "--role" => args.acting.role = Some(value),
             "--as" => args.acting.caller = Some(value),
@@ -132,31 +160,52 @@ fn take_own_options(args: &mut CallArgs, parameters: &[String]) -> Result<(), Fa
         return Err(Failure::usage("give --role or --as, not both"));
     }
     if args.json.is_some() && !args.params.is_empty() {
-        return Err(Failure::usage("give the arguments as --json or as --param value pairs, not both"));
+        return Err(Failure::usage(
+            "give the arguments as --json or as --param value pairs, not both",
+        ));
     }
     Ok(())
 }
 
 /// `--name value` pairs typed from the tool's input schema.
 fn typed_arguments(definition: &ToolDefinition, words: &[String]) -> Result<Value, Failure> {
-    let properties = definition.input_schema["properties"].as_object().cloned().unwrap_or_default();
-    let known = || properties.keys().map(|name| format!("--{name}")).collect::<Vec<_>>().join(", ");
+    let properties = definition.input_schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let known = || {
+        properties
+            .keys()
+            .map(|name| format!("--{name}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut arguments = Map::new();
     let mut index = 0;
     while index < words.len() {
         let word = &words[index];
         let Some(flag) = word.strip_prefix("--") else {
-            return Err(Failure::usage(format!("`{word}` is not a --parameter; `{}` takes {}", definition.name, known())));
+            return Err(Failure::usage(format!(
+                "`{word}` is not a --parameter; `{}` takes {}",
+                definition.name,
+                known()
+            )));
         };
         let (name, inline) = match flag.split_once('=') {
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (flag, None),
         };
         let Some(schema) = properties.get(name) else {
-            return Err(Failure::usage(format!("`{}` has no parameter `{name}`; it takes {}", definition.name, known())));
+            return Err(Failure::usage(format!(
+                "`{}` has no parameter `{name}`; it takes {}",
+                definition.name,
+                known()
+            )));
         };
         let kind = schema["type"].as_str().unwrap_or("string");
-        let next_is_value = words.get(index + 1).is_some_and(|next| !next.starts_with("--"));
+        let next_is_value = words
+            .get(index + 1)
+            .is_some_and(|next| !next.starts_with("--"));
         let text = match inline {
             Some(text) => text,
             None if kind == "boolean" && !next_is_value => "true".to_owned(),
@@ -169,7 +218,9 @@ fn typed_arguments(definition: &ToolDefinition, words: &[String]) -> Result<Valu
         index += 1;
         let value = typed(name, kind, schema, &text)?;
         match (kind, arguments.get_mut(name)) {
-            ("array", Some(Value::Array(items))) => items.extend(value.as_array().cloned().unwrap_or_default()),
+            ("array", Some(Value::Array(items))) => {
+                items.extend(value.as_array().cloned().unwrap_or_default())
+            }
             _ => {
                 arguments.insert(name.to_owned(), value);
             }
@@ -186,7 +237,12 @@ fn typed(name: &str, kind: &str, schema: &Value, text: &str) -> Result<Value, Fa
         "boolean" => json!(text.parse::<bool>().map_err(|_| wrong("true or false"))?),
         "array" => match serde_json::from_str::<Value>(text) {
             Ok(Value::Array(items)) => Value::Array(items),
-            _ => Value::Array(vec![typed(name, schema["items"]["type"].as_str().unwrap_or("string"), &schema["items"], text)?]),
+            _ => Value::Array(vec![typed(
+                name,
+                schema["items"]["type"].as_str().unwrap_or("string"),
+                &schema["items"],
+                text,
+            )?]),
         },
         "object" => serde_json::from_str::<Value>(text).map_err(|_| wrong("a JSON object"))?,
         _ => Value::String(text.to_owned()),

@@ -30,15 +30,30 @@ pub struct ChatArgs {
 
 pub async fn run(config: &Path, args: ChatArgs) -> Result<ExitCode, Failure> {
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
-    let options = BuildOptions { approver: Some(approver), ..BuildOptions::default() };
+    let options = BuildOptions {
+        approver: Some(approver),
+        ..BuildOptions::default()
+    };
     let (config, built) = setup::load(config, options).await?;
     let Some(agent) = config.agent(built.registry.clone())? else {
-        return Err(Failure::usage(format!("{} has no [model]; add one (api, url, name) to chat", config.path().display())));
+        return Err(Failure::usage(format!(
+            "{} has no [model]; add one (api, url, name) to chat",
+            config.path().display()
+        )));
     };
-    let lowest = built.registry.roles().names().first().cloned().unwrap_or_default();
+    let lowest = built
+        .registry
+        .roles()
+        .names()
+        .first()
+        .cloned()
+        .unwrap_or_default();
     let caller = args.acting.caller(&built, &lowest)?;
     if !args.message.is_empty() {
-        let run = agent.run(&caller, args.message.join(" ")).await.map_err(|error| Failure::failed(error.to_string()))?;
+        let run = agent
+            .run(&caller, args.message.join(" "))
+            .await
+            .map_err(|error| Failure::failed(error.to_string()))?;
         return Ok(show(&run, 0));
     }
     converse(&agent, &caller).await
@@ -57,7 +72,11 @@ async fn converse(agent: &Agent, caller: &Caller) -> Result<ExitCode, Failure> {
             continue;
         }
         let run = match &last {
-            Some(run) => agent.follow_up(caller, run.id(), line, RunOptions::default()).await,
+            Some(run) => {
+                agent
+                    .follow_up(caller, run.id(), line, RunOptions::default())
+                    .await
+            }
             None => agent.run(caller, line).await,
         }
         .map_err(|error| Failure::failed(error.to_string()))?;
@@ -89,7 +108,12 @@ fn show(run: &Run, shown: usize) -> ExitCode {
             Ok(_) => output::good("ok"),
             Err(error) => output::warn(error.code.as_str()),
         };
-        eprintln!("{} {}({}) → {outcome}", output::bold("tool:"), call.tool, call.arguments);
+        eprintln!(
+            "{} {}({}) → {outcome}",
+            output::bold("tool:"),
+            call.tool,
+            call.arguments
+        );
     }
     if let Some(text) = run.text() {
         println!("{text}");
@@ -97,11 +121,17 @@ fn show(run: &Run, shown: usize) -> ExitCode {
     match run.status() {
         RunStatus::Finished { .. } => ExitCode::SUCCESS,
         RunStatus::ModelFailed { error } => {
-            eprintln!("{}", output::error_line(&format!("the model failed: {error}")));
+            eprintln!(
+                "{}",
+                output::error_line(&format!("the model failed: {error}"))
+            );
             ExitCode::from(1)
         }
         other => {
-            eprintln!("{}", output::error_line(&format!("the run stopped: {}", other.name())));
+            eprintln!(
+                "{}",
+                output::error_line(&format!("the run stopped: {}", other.name()))
+            );
             ExitCode::from(1)
         }
     }

@@ -13,17 +13,26 @@ pub struct Failure {
 impl Failure {
     /// The tool, or a check, failed (1).
     pub fn failed(message: impl Into<String>) -> Self {
-        Failure { message: message.into(), code: 1 }
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
     }
 
     /// Bad usage or config (2).
     pub fn usage(message: impl Into<String>) -> Self {
-        Failure { message: message.into(), code: 2 }
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
     }
 
     /// No such tool for this role (4).
     pub fn not_found(message: impl Into<String>) -> Self {
-        Failure { message: message.into(), code: 4 }
+        Failure {
+            message: message.into(),
+            code: 4,
+        }
     }
 }
 

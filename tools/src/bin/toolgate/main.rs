@@ -26,7 +26,12 @@ use failure::Failure;
 #[command(name = "toolgate", version, after_help = EXIT_CODES)]
 struct Cli {
     /// The config file.
-    #[arg(long, global = true, env = "TOOLGATE_CONFIG", default_value = "toolgate.toml")]
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLGATE_CONFIG",
+        default_value = "toolgate.toml"
+    )]
     config: PathBuf,
     #[command(subcommand)]
     command: Command,
@@ -68,9 +73,14 @@ enum McpCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
-        Err(error) => return failure::report(&Failure::usage(format!("no async runtime: {error}"))),
+        Err(error) => {
+            return failure::report(&Failure::usage(format!("no async runtime: {error}")));
+        }
     };
     let result = runtime.block_on(run(cli));
     let code = match result {

@@ -48,7 +48,10 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
 
 /// The width of a cell as shown (colour codes take no room).
 fn visible(text: &str) -> usize {
-    anstream::adapter::strip_str(text).to_string().chars().count()
+    anstream::adapter::strip_str(text)
+        .to_string()
+        .chars()
+        .count()
 }
 
 /// `error: message`, "error" in red on a terminal.
@@ -78,5 +81,8 @@ pub fn warn(text: &str) -> String {
 
 /// Prints a JSON value, pretty.
 pub fn json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
 }

@@ -57,7 +57,13 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
     let _watching = watch(&built);
     match command {
         ServeCommand::Mcp(args) if args.stdio => {
-            let lowest = built.registry.roles().names().first().cloned().unwrap_or_default();
+            let lowest = built
+                .registry
+                .roles()
+                .names()
+                .first()
+                .cloned()
+                .unwrap_or_default();
             let caller = args.acting.caller(&built, &lowest)?;
             toolgate::mcp::serve_stdio(built.registry.clone(), caller)
                 .await
@@ -69,12 +75,20 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
             };
             let mut options = McpHttpOptions::default();
             options.allowed_hosts.extend(args.allow_host);
-            let service = toolgate::mcp::http_service_with(built.registry.clone(), built.callers.clone(), options);
+            let service = toolgate::mcp::http_service_with(
+                built.registry.clone(),
+                built.callers.clone(),
+                options,
+            );
             let app = axum::Router::new().nest_service("/mcp", service);
             listen(addr, app, "/mcp").await?;
         }
         ServeCommand::Http(args) => {
-            let app = toolgate::http::router(built.registry.clone(), built.callers.clone(), HttpOptions::default());
+            let app = toolgate::http::router(
+                built.registry.clone(),
+                built.callers.clone(),
+                HttpOptions::default(),
+            );
             listen(args.addr, app, "").await?;
         }
     }
@@ -87,7 +101,11 @@ fn watch(built: &Built) -> Option<Watching> {
         tools: built.registered_files.tools.clone(),
         problems: built.file_problems.clone(),
     };
-    match built.file_tools.clone().watch(built.registry.clone(), registered, RELOAD_QUIET) {
+    match built
+        .file_tools
+        .clone()
+        .watch(built.registry.clone(), registered, RELOAD_QUIET)
+    {
         Ok(watching) => Some(watching),
         Err(error) => {
             tracing::warn!(%error, "tool files will not be reloaded");
@@ -100,7 +118,9 @@ async fn listen(addr: SocketAddr, app: axum::Router, path: &str) -> Result<(), F
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| Failure::failed(format!("cannot listen on {addr}: {error}")))?;
-    let bound = listener.local_addr().map_err(|error| Failure::failed(error.to_string()))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|error| Failure::failed(error.to_string()))?;
     eprintln!("listening on http://{bound}{path}");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {

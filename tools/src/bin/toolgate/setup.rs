@@ -48,12 +48,21 @@ impl Acting {
     /// The caller: `--as`, `--role`, or `cli` with `default_role`.
     pub fn caller(&self, built: &Built, default_role: &str) -> Result<Caller, Failure> {
         if let Some(name) = &self.caller {
-            let names: Vec<&str> = built.callers.iter().map(|(name, _)| name.as_str()).collect();
+            let names: Vec<&str> = built
+                .callers
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect();
             return built
                 .callers
                 .get(name)
                 .map(|entry| entry.caller.clone())
-                .ok_or_else(|| Failure::usage(format!("`{name}` is not a caller of the config; the callers are {}", names.join(", "))));
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "`{name}` is not a caller of the config; the callers are {}",
+                        names.join(", ")
+                    ))
+                });
         }
         let role = self.role.as_deref().unwrap_or(default_role);
         if built.registry.roles().rank(role).is_none() {
@@ -68,7 +77,13 @@ impl Acting {
 
 /// The highest role: what the person running the command may see by default.
 pub fn top_role(built: &Built) -> String {
-    built.registry.roles().names().last().cloned().unwrap_or_default()
+    built
+        .registry
+        .roles()
+        .names()
+        .last()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// `toolgate mcp status`.
@@ -80,9 +95,19 @@ pub struct StatusArgs {
 }
 
 pub async fn status(path: &Path, args: StatusArgs) -> Result<ExitCode, Failure> {
-    let (config, built) = load(path, BuildOptions { skip_tool_files: true, ..BuildOptions::default() }).await?;
+    let (config, built) = load(
+        path,
+        BuildOptions {
+            skip_tool_files: true,
+            ..BuildOptions::default()
+        },
+    )
+    .await?;
     if config.file.mcp.is_empty() {
-        println!("no MCP servers are configured (add [[mcp]] entries to {})", config.path().display());
+        println!(
+            "no MCP servers are configured (add [[mcp]] entries to {})",
+            config.path().display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if args.json {
@@ -100,12 +125,31 @@ pub async fn status(path: &Path, args: StatusArgs) -> Result<ExitCode, Failure> 
             .imports
             .iter()
             .map(|import| match &import.outcome {
-                Ok(tools) => vec![import.name.clone(), output::good("connected"), tools.to_string(), import.address.clone(), String::new()],
-                Err(error) => vec![import.name.clone(), output::warn("not connected"), "0".into(), import.address.clone(), error.clone()],
+                Ok(tools) => vec![
+                    import.name.clone(),
+                    output::good("connected"),
+                    tools.to_string(),
+                    import.address.clone(),
+                    String::new(),
+                ],
+                Err(error) => vec![
+                    import.name.clone(),
+                    output::warn("not connected"),
+                    "0".into(),
+                    import.address.clone(),
+                    error.clone(),
+                ],
             })
             .collect();
-        output::table(&["SERVER", "STATUS", "TOOLS", "ADDRESS", "LAST ERROR"], &rows);
+        output::table(
+            &["SERVER", "STATUS", "TOOLS", "ADDRESS", "LAST ERROR"],
+            &rows,
+        );
     }
     let all_connected = built.imports.iter().all(|import| import.outcome.is_ok());
-    Ok(if all_connected { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_connected {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -6,24 +6,38 @@ use crate::failure::Failure;
 use crate::tools::Kind;
 
 /// Writes the starter files; refuses to overwrite.
-pub fn write(folder: &Path, name: &str, kind: Kind, permission: &str) -> Result<Vec<PathBuf>, Failure> {
-    std::fs::create_dir_all(folder)
-        .map_err(|error| Failure::failed(format!("`{}` cannot be created: {error}", folder.display())))?;
+pub fn write(
+    folder: &Path,
+    name: &str,
+    kind: Kind,
+    permission: &str,
+) -> Result<Vec<PathBuf>, Failure> {
+    std::fs::create_dir_all(folder).map_err(|error| {
+        Failure::failed(format!("`{}` cannot be created: {error}", folder.display()))
+    })?;
     let tool_file = folder.join(format!("{name}.md"));
     let mut files = vec![(tool_file, tool_text(name, kind, permission))];
     if matches!(kind, Kind::Command) {
-        files.push((folder.join("scripts").join(format!("{name}.sh")), SCRIPT.to_owned()));
+        files.push((
+            folder.join("scripts").join(format!("{name}.sh")),
+            SCRIPT.to_owned(),
+        ));
     }
     if let Some((taken, _)) = files.iter().find(|(path, _)| path.exists()) {
-        return Err(Failure::usage(format!("`{}` exists; pick another name or remove it", taken.display())));
+        return Err(Failure::usage(format!(
+            "`{}` exists; pick another name or remove it",
+            taken.display()
+        )));
     }
     for (path, text) in &files {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|error| Failure::failed(format!("`{}` cannot be created: {error}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|error| {
+                Failure::failed(format!("`{}` cannot be created: {error}", parent.display()))
+            })?;
         }
-        std::fs::write(path, text)
-            .map_err(|error| Failure::failed(format!("`{}` cannot be written: {error}", path.display())))?;
+        std::fs::write(path, text).map_err(|error| {
+            Failure::failed(format!("`{}` cannot be written: {error}", path.display()))
+        })?;
         make_executable(path, text)?;
     }
     Ok(files.into_iter().map(|(path, _)| path).collect())
@@ -54,8 +68,14 @@ fn make_executable(path: &Path, text: &str) -> Result<(), Failure> {
     #[cfg(unix)]
     if text.starts_with("#!") {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-            .map_err(|error| Failure::failed(format!("`{}` cannot be made executable: {error}", path.display())))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(
+            |error| {
+                Failure::failed(format!(
+                    "`{}` cannot be made executable: {error}",
+                    path.display()
+                ))
+            },
+        )?;
     }
     let _ = (path, text);
     Ok(())

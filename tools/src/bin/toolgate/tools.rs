@@ -115,7 +115,10 @@ pub async fn run(config: &Path, command: ToolsCommand) -> Result<ExitCode, Failu
 }
 
 /// The tools `caller` sees (by default, everyone's: the highest role's view).
-async fn visible(config: &Path, acting: &Acting) -> Result<(Vec<std::sync::Arc<ToolDefinition>>, Caller), Failure> {
+async fn visible(
+    config: &Path,
+    acting: &Acting,
+) -> Result<(Vec<std::sync::Arc<ToolDefinition>>, Caller), Failure> {
     let (_, built) = setup::load(config, BuildOptions::default()).await?;
     let caller = acting.caller(&built, &setup::top_role(&built))?;
     Ok((built.registry.visible_to(&caller).to_vec(), caller))
@@ -125,10 +128,16 @@ async fn list(config: &Path, args: ListArgs) -> Result<ExitCode, Failure> {
     let (tools, _) = visible(config, &args.acting).await?;
     let tools: Vec<_> = tools
         .into_iter()
-        .filter(|tool| args.group.as_ref().is_none_or(|group| tool.group.as_ref() == Some(group)))
+        .filter(|tool| {
+            args.group
+                .as_ref()
+                .is_none_or(|group| tool.group.as_ref() == Some(group))
+        })
         .collect();
     if args.json {
-        output::json(&Value::Array(tools.iter().map(|tool| summary(tool)).collect()));
+        output::json(&Value::Array(
+            tools.iter().map(|tool| summary(tool)).collect(),
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let rows: Vec<Vec<String>> = tools
@@ -143,7 +152,10 @@ async fn list(config: &Path, args: ListArgs) -> Result<ExitCode, Failure> {
             ]
         })
         .collect();
-    output::table(&["NAME", "PERMISSION", "GROUP", "RISK", "DESCRIPTION"], &rows);
+    output::table(
+        &["NAME", "PERMISSION", "GROUP", "RISK", "DESCRIPTION"],
+        &rows,
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -171,7 +183,11 @@ fn first_line(text: &str) -> String {
 async fn info(config: &Path, args: InfoArgs) -> Result<ExitCode, Failure> {
     let (tools, caller) = visible(config, &args.acting).await?;
     let Some(tool) = tools.iter().find(|tool| tool.name == args.name) else {
-        return Err(Failure::not_found(format!("no tool `{}` for the role \"{}\"", args.name, caller.role())));
+        return Err(Failure::not_found(format!(
+            "no tool `{}` for the role \"{}\"",
+            args.name,
+            caller.role()
+        )));
     };
     let mut shown = summary(tool);
     shown["input_schema"] = tool.input_schema.clone();
@@ -187,19 +203,39 @@ async fn info(config: &Path, args: InfoArgs) -> Result<ExitCode, Failure> {
     }
     println!("\n{}\n", tool.description);
     let hints = &tool.hints;
-    let flags: Vec<&str> = [("read_only", hints.read_only), ("destructive", hints.destructive), ("idempotent", hints.idempotent), ("open_world", hints.open_world)]
-        .into_iter()
-        .filter_map(|(name, on)| on.then_some(name))
-        .collect();
+    let flags: Vec<&str> = [
+        ("read_only", hints.read_only),
+        ("destructive", hints.destructive),
+        ("idempotent", hints.idempotent),
+        ("open_world", hints.open_world),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
     println!("{} {}", output::bold("permission:"), tool.permission);
-    println!("{} {}", output::bold("group:"), tool.group.as_deref().unwrap_or("-"));
+    println!(
+        "{} {}",
+        output::bold("group:"),
+        tool.group.as_deref().unwrap_or("-")
+    );
     println!("{} {}", output::bold("risk:"), tool.risk);
-    println!("{} {}", output::bold("hints:"), if flags.is_empty() { "-".to_owned() } else { flags.join(", ") });
+    println!(
+        "{} {}",
+        output::bold("hints:"),
+        if flags.is_empty() {
+            "-".to_owned()
+        } else {
+            flags.join(", ")
+        }
+    );
     if let Some(source) = &tool.source {
         println!("{} {source}", output::bold("defined at:"));
     }
     println!("{}", output::bold("parameters:"));
-    println!("{}", serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -207,13 +243,19 @@ async fn groups(config: &Path, args: ListArgs) -> Result<ExitCode, Failure> {
     let (tools, _) = visible(config, &args.acting).await?;
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for tool in &tools {
-        groups.entry(tool.group.clone().unwrap_or_else(|| "(none)".into())).or_default().push(tool.name.clone());
+        groups
+            .entry(tool.group.clone().unwrap_or_else(|| "(none)".into()))
+            .or_default()
+            .push(tool.name.clone());
     }
     if args.json {
         output::json(&json!(groups));
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<Vec<String>> = groups.iter().map(|(group, names)| vec![group.clone(), names.len().to_string(), names.join(", ")]).collect();
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|(group, names)| vec![group.clone(), names.len().to_string(), names.join(", ")])
+        .collect();
     output::table(&["GROUP", "TOOLS", "NAMES"], &rows);
     Ok(ExitCode::SUCCESS)
 }
@@ -225,11 +267,20 @@ async fn permissions(config: &Path, args: JsonArg) -> Result<ExitCode, Failure> 
         .iter()
         .map(|role| {
             let caller = Caller::new("cli", role.as_str());
-            let names = built.registry.visible_to(&caller).iter().map(|tool| tool.name.clone()).collect();
+            let names = built
+                .registry
+                .visible_to(&caller)
+                .iter()
+                .map(|tool| tool.name.clone())
+                .collect();
             (role.clone(), names)
         })
         .collect();
-    let grants = built.registry.grants().await.map_err(|error| Failure::failed(error.to_string()))?;
+    let grants = built
+        .registry
+        .grants()
+        .await
+        .map_err(|error| Failure::failed(error.to_string()))?;
     if args.json {
         output::json(&json!({
             "roles": by_role.iter().map(|(role, tools)| json!({"role": role, "tools": tools})).collect::<Vec<_>>(),
@@ -238,14 +289,30 @@ async fn permissions(config: &Path, args: JsonArg) -> Result<ExitCode, Failure> 
         }));
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<Vec<String>> = by_role.iter().map(|(role, tools)| vec![role.clone(), tools.len().to_string(), tools.join(", ")]).collect();
+    let rows: Vec<Vec<String>> = by_role
+        .iter()
+        .map(|(role, tools)| vec![role.clone(), tools.len().to_string(), tools.join(", ")])
+        .collect();
     output::table(&["ROLE", "TOOLS", "MAY USE"], &rows);
-    println!("\n{} {}", output::bold("approvals are decided by:"), built.approver_role);
+    println!(
+        "\n{} {}",
+        output::bold("approvals are decided by:"),
+        built.approver_role
+    );
     if grants.is_empty() {
         println!("{} none", output::bold("standing \"always\" grants:"));
     } else {
         println!("{}", output::bold("standing \"always\" grants:"));
-        let rows: Vec<Vec<String>> = grants.iter().map(|grant| vec![grant.caller.clone(), grant.tool.clone(), grant.granted_by.clone().unwrap_or_default()]).collect();
+        let rows: Vec<Vec<String>> = grants
+            .iter()
+            .map(|grant| {
+                vec![
+                    grant.caller.clone(),
+                    grant.tool.clone(),
+                    grant.granted_by.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
         output::table(&["CALLER", "TOOL", "GRANTED BY"], &rows);
     }
     Ok(ExitCode::SUCCESS)
@@ -253,30 +320,53 @@ async fn permissions(config: &Path, args: JsonArg) -> Result<ExitCode, Failure> 
 
 fn new(config: &Path, args: NewArgs) -> Result<ExitCode, Failure> {
     if !toolgate::is_valid_tool_name(&args.name) {
-        return Err(Failure::usage(format!("{:?} is not a tool name: use 1 to 64 ASCII letters, digits, `_` or `-`", args.name)));
+        return Err(Failure::usage(format!(
+            "{:?} is not a tool name: use 1 to 64 ASCII letters, digits, `_` or `-`",
+            args.name
+        )));
     }
     // The lowest role of the config (anyone may call the starter), and its first tool folder.
     let config = setup::read(config).ok();
-    let permission = config.as_ref().and_then(|config| config.file.roles.get_ref().first().cloned()).unwrap_or_else(|| "public".to_owned());
+    let permission = config
+        .as_ref()
+        .and_then(|config| config.file.roles.get_ref().first().cloned())
+        .unwrap_or_else(|| "public".to_owned());
     let folder = args.folder.unwrap_or_else(|| match &config {
-        Some(config) => config.tool_folders().into_iter().next().unwrap_or_else(|| FileTools::project_folder(&config.folder())),
+        Some(config) => config
+            .tool_folders()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| FileTools::project_folder(&config.folder())),
         None => FileTools::project_folder(Path::new(".")),
     });
     let written = starter::write(&folder, &args.name, args.kind, &permission)?;
     for path in &written {
         println!("wrote {}", path.display());
     }
-    println!("check it with `toolgate tools validate {}`; call it with `toolgate call {} --text hello`", written[0].display(), args.name);
+    println!(
+        "check it with `toolgate tools validate {}`; call it with `toolgate call {} --text hello`",
+        written[0].display(),
+        args.name
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 async fn validate(config: &Path, args: ValidateArgs) -> Result<ExitCode, Failure> {
-    let options = BuildOptions { skip_mcp: true, skip_tool_files: true, ..BuildOptions::default() };
+    let options = BuildOptions {
+        skip_mcp: true,
+        skip_tool_files: true,
+        ..BuildOptions::default()
+    };
     let (config, built) = setup::load(config, options).await?;
     let files = match &args.path {
         Some(path) if path.is_file() => vec![path.clone()],
         Some(path) if path.is_dir() => tool_files(std::slice::from_ref(path)),
-        Some(path) => return Err(Failure::usage(format!("`{}` is neither a file nor a folder", path.display()))),
+        Some(path) => {
+            return Err(Failure::usage(format!(
+                "`{}` is neither a file nor a folder",
+                path.display()
+            )));
+        }
         None => tool_files(&config.tool_folders()),
     };
     if files.is_empty() {
@@ -287,8 +377,16 @@ async fn validate(config: &Path, args: ValidateArgs) -> Result<ExitCode, Failure
     settings.folders = Vec::new();
     let mut broken = 0;
     for file in &files {
-        match load_file(file, &settings).and_then(|tool| toolgate_tools::file_tools::register_file_tool(&built.registry, tool)) {
-            Ok(tool) => println!("{} {} ({}, {})", output::good("ok"), tool.file().display(), toolgate::Tool::definition(&tool).name, tool.kind()),
+        match load_file(file, &settings)
+            .and_then(|tool| toolgate_tools::file_tools::register_file_tool(&built.registry, tool))
+        {
+            Ok(tool) => println!(
+                "{} {} ({}, {})",
+                output::good("ok"),
+                tool.file().display(),
+                toolgate::Tool::definition(&tool).name,
+                tool.kind()
+            ),
             Err(problem) => {
                 broken += 1;
                 println!("{} {problem}", output::warn("problem"));
@@ -296,7 +394,10 @@ async fn validate(config: &Path, args: ValidateArgs) -> Result<ExitCode, Failure
         }
     }
     if broken > 0 {
-        return Err(Failure::failed(format!("{broken} of {} tool files have problems", files.len())));
+        return Err(Failure::failed(format!(
+            "{broken} of {} tool files have problems",
+            files.len()
+        )));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -309,7 +410,16 @@ pub async fn search(config: &Path, args: SearchArgs) -> Result<ExitCode, Failure
         output::json(&Value::Array(hits.iter().map(|hit| json!({"name": hit.definition.name, "relevance": hit.relevance, "description": hit.definition.description})).collect()));
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<Vec<String>> = hits.iter().map(|hit| vec![hit.definition.name.clone(), format!("{:.2}", hit.relevance), first_line(&hit.definition.description)]).collect();
+    let rows: Vec<Vec<String>> = hits
+        .iter()
+        .map(|hit| {
+            vec![
+                hit.definition.name.clone(),
+                format!("{:.2}", hit.relevance),
+                first_line(&hit.definition.description),
+            ]
+        })
+        .collect();
     output::table(&["NAME", "RELEVANCE", "DESCRIPTION"], &rows);
     Ok(ExitCode::SUCCESS)
 }
