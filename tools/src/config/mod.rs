@@ -31,9 +31,12 @@
 
 mod build;
 mod callers;
+mod governance;
+mod imports;
 pub mod keys;
 mod model;
 mod rates;
+mod ready;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -130,7 +130,9 @@ fn a_failing_program_reports_its_exit_code_and_the_tail_of_stderr() {
     let ran = project
         .run(&["call", "fail", "--output", "json"], "")
         .expect(1);
-    let error = &ran.json()["result"]["Err"];
+    let outcome = ran.json();
+    assert_eq!(outcome["ok"], false);
+    let error = &outcome["error"];
     assert_eq!(error["code"], "execution_failed", "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(

@@ -85,7 +85,8 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
     };
     let outcome = built.registry.call_with(&caller, call, options).await;
     if args.output == "json" {
-        output::json(&serde_json::to_value(&outcome).unwrap_or(Value::Null));
+        let body = toolgate::http::OutcomeBody::from(outcome.clone());
+        output::json(&serde_json::to_value(&body).unwrap_or(Value::Null));
     }
     match &outcome.result {
         Ok(value) => {

@@ -4,6 +4,7 @@
 mod approvals;
 mod approve;
 mod audit;
+mod authoring;
 mod call;
 mod chat;
 mod failure;

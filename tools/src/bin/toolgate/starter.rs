@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::authoring::Kind;
 use crate::failure::Failure;
-use crate::tools::Kind;
 
 /// Writes the starter files; refuses to overwrite.
 pub fn write(
