@@ -29,6 +29,7 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
         "---\nname: idle\ndescription: Does nothing.\npermission: public\n---\n",
     );
     project.write(".toolgate/tools/h_params.md", "---\nname: params\ndescription: x\npermission: public\nparameters:\n  q: {type: strng}\ncommand: {program: echo}\n---\n");
+    project.write(".toolgate/tools/i_schema.md", "---\nname: schema\ndescription: x\npermission: public\nparameters:\n  type: object\n  properties: {a: {type: strin}}\ncommand: {program: echo}\n---\n");
     project.write(".toolgate/tools/notes.txt", "not a tool file");
 
     let listed = project.run(&["tools", "list", "--json"], "").expect(0);
@@ -44,10 +45,15 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
         "{names:?}"
     );
     assert!(
-        !names
-            .iter()
-            .any(|name| ["yaml", "unknown_key", "bad_role", "idle", "params"]
-                .contains(&name.as_str())),
+        !names.iter().any(|name| [
+            "yaml",
+            "unknown_key",
+            "bad_role",
+            "idle",
+            "params",
+            "schema"
+        ]
+        .contains(&name.as_str())),
         "{names:?}"
     );
 
@@ -103,7 +109,7 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
     assert!(
         validated
             .stderr()
-            .contains("7 of 8 tool files have problems"),
+            .contains("8 of 9 tool files have problems"),
         "{}",
         validated.stderr()
     );
