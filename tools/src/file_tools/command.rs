@@ -79,6 +79,22 @@ impl Tool for CommandTool {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move { inner.run(arguments).await })
     }
+
+    /// What an approver is shown: the program, its fixed arguments, where it runs.
+    fn review(
+        &self,
+        _context: &ToolContext,
+        _arguments: &Value,
+    ) -> Result<Option<Value>, ToolError> {
+        let inner = &self.inner;
+        Ok(Some(json!({
+            "program": inner.program.display().to_string(),
+            "args": inner.args,
+            "working_folder": inner.cwd,
+            "arguments": "as JSON on stdin",
+            "environment": "scrubbed (PATH, HOME, LANG, a private TMPDIR and the file's env)",
+        })))
+    }
 }
 
 impl Inner {

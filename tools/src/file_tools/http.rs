@@ -88,6 +88,29 @@ impl Tool for HttpTool {
         self.inner.definition.clone()
     }
 
+    /// What an approver is shown: the request (headers by name only, `secret` arguments
+    /// redacted).
+    fn review(
+        &self,
+        _context: &ToolContext,
+        arguments: &Value,
+    ) -> Result<Option<Value>, ToolError> {
+        let mut shown = arguments.clone();
+        for name in &self.inner.definition.secret_arguments {
+            if let Some(value) = shown.get_mut(name) {
+                *value = json!("[redacted]");
+            }
+        }
+        let (url, body) = self.inner.request_for(shown)?;
+        let headers: Vec<&String> = self.inner.headers.keys().collect();
+        Ok(Some(json!({
+            "method": self.inner.method.as_str(),
+            "url": url.as_str(),
+            "headers": headers,
+            "body": body,
+        })))
+    }
+
     fn call(&self, _context: ToolContext, arguments: Value) -> ToolFuture {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
@@ -104,27 +127,31 @@ impl Tool for HttpTool {
 }
 
 impl Inner {
-    async fn send(&self, arguments: Value) -> ToolResult {
+    /// The request's URL (placeholders filled, the query added) and its JSON body, if any.
+    fn request_for(&self, arguments: Value) -> Result<(Url, Option<Value>), ToolError> {
         let Value::Object(mut arguments) = arguments else {
             return Err(ToolError::invalid_arguments("the arguments are an object"));
         };
         let mut url = self.url_for(&mut arguments)?;
-        let in_query = matches!(self.method, Method::GET | Method::DELETE);
-        let pairs = if in_query {
-            query_pairs(&arguments)
-        } else {
-            Vec::new()
-        };
+        if !matches!(self.method, Method::GET | Method::DELETE) {
+            return Ok((url, Some(Value::Object(arguments))));
+        }
+        let pairs = query_pairs(&arguments);
         if !pairs.is_empty() {
             url.query_pairs_mut().extend_pairs(pairs);
         }
+        Ok((url, None))
+    }
+
+    async fn send(&self, arguments: Value) -> ToolResult {
+        let (url, body) = self.request_for(arguments)?;
         let client = pinned_client(&self.web, &url).await?;
         let mut request = client.request(self.method.clone(), url.clone());
         for (name, value) in &self.headers {
             request = request.header(name, interpolate(value)?);
         }
-        if !in_query {
-            request = request.json(&arguments);
+        if let Some(body) = &body {
+            request = request.json(body);
         }
         let mut response = request.send().await.map_err(|error| {
             ToolError::new(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use toolgate::{
     BuildProblem, Caller, Hints, Registry, SourceLocation, Tool, ToolContext, ToolDefinition,
-    ToolFuture, is_valid_tool_name,
+    ToolError, ToolFuture, is_valid_tool_name,
 };
 
 use super::FileTools;
@@ -65,7 +65,17 @@ impl Tool for FileTool {
             Kind::Http(tool) => tool.call(context, arguments),
         }
     }
+
+    fn review(&self, context: &ToolContext, arguments: &Value) -> Result<Option<Value>, ToolError> {
+        match &self.kind {
+            Kind::Command(tool) => tool.review(context, arguments),
+            Kind::Http(tool) => tool.review(context, arguments),
+        }
+    }
 }
+
+/// Largest tool file read (a tool file is a page of text, not data).
+const MAX_FILE_BYTES: u64 = 256 * 1024;
 
 /// The tool files of `folders`: `*.md` and `*.toml`, each folder's sorted by name; missing
 /// folders are skipped.
@@ -93,6 +103,16 @@ pub fn tool_files(folders: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Reads one tool file: its keys, its schema, how it runs.
 pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem> {
+    let size = std::fs::metadata(path)
+        .map(|metadata| metadata.len())
+        .unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        return Err(Problem::new(
+            path,
+            None,
+            format!("is {size} bytes; a tool file has at most {MAX_FILE_BYTES}"),
+        ));
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|error| Problem::new(path, None, format!("cannot be read: {error}")))?;
     let parsed = parse(path, &text)?;

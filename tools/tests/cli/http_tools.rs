@@ -163,3 +163,24 @@ async fn secrets_errors_and_address_checks() {
     );
     assert!(!refused.stderr().contains("s3cret"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approver_sees_the_request_without_its_secrets() {
+    let server = echo_server().await;
+    let project = project(&server, true);
+    project.write(
+        ".toolgate/tools/send_code.md",
+        &format!("---\nname: send_code\ndescription: Send a login code.\npermission: public\nrisk: high\nsecret: [code]\nparameters: {{to: string, code: string}}\nhttp: {{method: POST, url: \"{server}/send/{{to}}\"}}\n---\n"),
+    );
+    let mut command = project.command();
+    command.args(["call", "send_code", "--to", "ann", "--code", "918273"]);
+    let ran = tokio::task::block_in_place(|| project.run_with(&mut command, "n\n")).expect(3);
+    let asked = ran.stderr();
+    assert!(
+        asked.contains(&format!("\"url\":\"{server}/send/ann\"")),
+        "{asked}"
+    );
+    assert!(asked.contains("\"method\":\"POST\""), "{asked}");
+    assert!(asked.contains("[redacted]"), "{asked}");
+    assert!(!asked.contains("918273"), "{asked}");
+}
