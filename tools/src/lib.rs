@@ -23,6 +23,10 @@
 //! | [`system`] | `get_device_info` | none |
 //! | [`programs`] | `run_command` | [`programs::CommandConfig`] |
 //! | [`tasks`] | `create_task`, `list_tasks`, `complete_task` | [`tasks::TaskStore`] |
+//! | [`web`] | `web_search` | [`web::WebSearchConfig`] |
+//! | [`apps`] | `open_app`, `close_app` | [`apps::AppsConfig`] |
+//! | [`services`] | `check_service_health`, `restart_service` | [`services::ServicesConfig`] |
+//! | [`skills`] | `create_skill` | [`skills::SkillsConfig`] and [`files::Sandbox`] |
 
 #[cfg(feature = "config")]
 mod duration;
@@ -30,6 +34,7 @@ mod duration;
 mod problem;
 #[cfg(feature = "config")]
 pub use problem::Problem;
+pub mod apps;
 #[cfg(feature = "config")]
 pub mod config;
 #[cfg(feature = "config")]
@@ -37,6 +42,8 @@ pub mod file_tools;
 pub mod files;
 pub mod programs;
 mod quote;
+pub mod services;
+pub mod skills;
 pub mod system;
 pub mod tasks;
 pub mod web;

@@ -12,6 +12,17 @@ pub(crate) fn beginning(text: &str) -> String {
     }
 }
 
+/// The last `max_bytes` of `text` (trimmed), cut on a character: where a program's output
+/// says what went wrong.
+pub(crate) fn ending(text: &str, max_bytes: usize) -> &str {
+    let text = text.trim();
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -21,5 +32,12 @@ mod tests {
         assert_eq!(beginning("short"), "short");
         let long = "é".repeat(100);
         assert_eq!(beginning(&long), format!("{}…", "é".repeat(80)));
+    }
+
+    #[test]
+    fn the_ending_is_cut_on_a_character() {
+        assert_eq!(ending("  abc\n", 10), "abc");
+        assert_eq!(ending("aé", 1), "");
+        assert_eq!(ending("aéb", 3), "éb");
     }
 }

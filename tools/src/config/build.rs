@@ -164,6 +164,8 @@ impl Config {
         }
         named.extend(ready.programs.iter().map(|programs| &programs.permission));
         named.extend(ready.tasks.iter().map(|tasks| &tasks.permission));
+        named.extend(ready.search.iter().map(|search| &search.permission));
+        named.extend(ready.skills.iter().map(|skills| &skills.permission));
         named.extend(self.file.mcp.iter().map(|server| &server.permission));
         match named
             .into_iter()

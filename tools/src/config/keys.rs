@@ -201,6 +201,23 @@ pub struct ReadyKey {
     pub programs: Option<ProgramsKey>,
     /// `create_task`, `list_tasks`, `complete_task`.
     pub tasks: Option<TasksKey>,
+    /// `web_search`.
+    pub search: Option<SearchKey>,
+    /// `create_skill` (needs `[sandbox]`).
+    pub skills: Option<FamilyKey>,
+}
+
+/// `[ready.search]`: `web_search` and its backends (the first is the default).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchKey {
+    /// The lowest role that may search.
+    pub permission: Spanned<String>,
+    /// SearXNG instances by name, e.g. `{local = "http://127.0.0.1:8888"}`.
+    #[serde(default)]
+    pub searxng: BTreeMap<String, String>,
+    /// The environment variable of a Brave Search API key (adds the backend `brave`).
+    pub brave_key_env: Option<String>,
 }
 
 /// One family: its permission, and optionally which of its tools.

@@ -7,11 +7,11 @@ use toolgate::{ConfiguredTool, RegistryBuilder, ToolTemplate};
 
 use super::Config;
 use super::build::quoted;
-use super::keys::{FamilyKey, ProgramKey, ProgramsKey};
+use super::keys::{FamilyKey, ProgramKey, ProgramsKey, SearchKey};
 use crate::files::Sandbox;
 use crate::problem::Problem;
 use crate::programs::{ArgKind, CommandConfig, ProgramPolicy};
-use crate::web::WebConfig;
+use crate::web::{BRAVE_URL, SearchBackend, WebConfig, WebSearchConfig};
 
 impl Config {
     pub(super) fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, Problem> {
@@ -153,6 +153,21 @@ impl Config {
                 builder = builder.tool(template.permission(tasks.permission.get_ref()));
             }
         }
+        if let Some(search) = &ready.search {
+            builder = builder
+                .state(self.search_backends(search)?)
+                .tool(crate::web::web_search_tool().permission(search.permission.get_ref()));
+        }
+        if let Some(family) = &ready.skills {
+            if !has_sandbox {
+                return Err(self.problem_at(
+                    family.permission.span(),
+                    "`create_skill` needs `[sandbox] root`",
+                ));
+            }
+            builder = builder.state(crate::skills::SkillsConfig::default());
+            builder = self.family(builder, [crate::skills::create_skill_tool()], family)?;
+        }
         Ok(builder)
     }
 
@@ -189,6 +204,26 @@ impl Config {
             }
         }
         Ok(builder)
+    }
+
+    fn search_backends(&self, search: &SearchKey) -> Result<WebSearchConfig, Problem> {
+        let mut config = WebSearchConfig::new(self.web()?);
+        for (name, url) in &search.searxng {
+            config = config.backend(name, SearchBackend::Searxng { url: url.clone() });
+        }
+        if let Some(variable) = &search.brave_key_env {
+            config = config.backend(
+                "brave",
+                SearchBackend::Brave {
+                    url: BRAVE_URL.to_owned(),
+                    api_key_env: variable.clone(),
+                },
+            );
+        }
+        if search.searxng.is_empty() && search.brave_key_env.is_none() {
+            return Err(self.problem_at(search.permission.span(), "`[ready.search]` names no backend: add `searxng = {name = \"http://...\"}` or `brave_key_env`"));
+        }
+        Ok(config)
     }
 
     fn check_presets(&self, programs: &ProgramsKey) -> Result<(), Problem> {

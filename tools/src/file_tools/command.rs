@@ -129,12 +129,7 @@ impl Inner {
 }
 
 fn failed(name: &str, finished: &Finished) -> ToolError {
-    let stderr = finished.stderr.0.trim_end();
-    let mut start = stderr.len().saturating_sub(STDERR_TAIL);
-    while !stderr.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &stderr[start..];
+    let tail = crate::quote::ending(&finished.stderr.0, STDERR_TAIL);
     let status = match finished.status.code() {
         Some(code) => format!("exited with code {code}"),
         None => "was stopped by a signal".to_owned(),

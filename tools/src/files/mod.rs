@@ -21,7 +21,8 @@ use toolgate::prelude::*;
 pub use sandbox::{FileLimits, Sandbox};
 
 use error::coded;
-use sandbox::{Root, io_error};
+use sandbox::Root;
+pub(crate) use sandbox::io_error;
 
 /// Bytes looked at to tell text from binary.
 const SNIFF_BYTES: usize = 8192;

@@ -3,6 +3,9 @@
 
 mod extract;
 mod guard;
+mod search;
+
+pub use search::{BRAVE_URL, SearchBackend, WebSearchConfig, web_search, web_search_tool};
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

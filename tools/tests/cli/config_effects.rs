@@ -130,3 +130,57 @@ fn more_sandbox_roots_search_and_help() {
         "{exit_codes}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_and_skills_are_enabled_from_the_config() {
+    use axum::routing::get;
+    let app = axum::Router::new().route(
+        "/search",
+        get(|| async { axum::Json(serde_json::json!({"results": [{"url": "https://example.org", "title": "Example", "content": "An <b>example</b>."}]})) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let project = Project::new(&format!(
+        "{BASE}\n[web]\nallow_networks = [\"127.0.0.0/8\"]\n\n[ready.search]\npermission = \"public\"\nsearxng = {{local = \"http://{address}\"}}\n\n[ready.skills]\npermission = \"staff\"\n"
+    ));
+    let found = tokio::task::block_in_place(|| {
+        project.run(&["call", "web_search", "--query", "example"], "")
+    })
+    .expect(0)
+    .json();
+    assert_eq!(
+        found["results"][0],
+        serde_json::json!({"title": "Example", "url": "https://example.org", "snippet": "An example."})
+    );
+    let skill = tokio::task::block_in_place(|| {
+        project.run(
+            &[
+                "call",
+                "create_skill",
+                "--name",
+                "tidy-up",
+                "--title",
+                "Tidy",
+                "--description",
+                "When asked to tidy.",
+                "--content",
+                "Sort the files.",
+            ],
+            "y\n",
+        )
+    })
+    .expect(0)
+    .json();
+    assert_eq!(skill["path"], "skills/tidy-up/SKILL.md");
+    assert!(project.path().join("work/skills/tidy-up/SKILL.md").exists());
+    let no_backend = Project::new(&format!(
+        "{BASE}\n[ready.search]\npermission = \"public\"\n"
+    ));
+    let refused = no_backend.run(&["tools", "list"], "").expect(2);
+    assert!(
+        refused.stderr().contains("names no backend"),
+        "{}",
+        refused.stderr()
+    );
+}
