@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use subtle::ConstantTimeEq;
 use toolgate::Caller;
 use toolgate::http::{AuthError, AuthFuture, Authenticate};
 
@@ -51,27 +52,20 @@ impl Callers {
         self.entries.iter()
     }
 
-    /// The caller whose token this is. Every token is compared in full, so the time taken
-    /// does not tell how much of a token was right.
+    /// The caller whose token this is. Tokens are compared in constant time (`subtle`), and
+    /// every configured token is compared, so the time taken does not tell how much of a
+    /// token was right.
     pub fn by_token(&self, token: &str) -> Option<Caller> {
         let mut found = None;
         for entry in self.entries.values() {
             if let Some(known) = &entry.token
-                && same_bytes(known.as_bytes(), token.as_bytes())
+                && bool::from(known.as_bytes().ct_eq(token.as_bytes()))
             {
                 found = Some(entry.caller.clone());
             }
         }
         found
     }
-}
-
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let mut difference = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for (index, byte) in a.iter().enumerate() {
-        difference |= byte ^ b.get(index).copied().unwrap_or(!byte);
-    }
-    difference == 0
 }
 
 impl Authenticate for Callers {
