@@ -78,6 +78,15 @@ impl Config {
         })
     }
 
+    /// Whether state is kept in a database (`state` set and not `memory`), so that other
+    /// processes share it.
+    pub fn shares_state(&self) -> bool {
+        self.file
+            .state
+            .as_ref()
+            .is_some_and(|state| state.get_ref() != "memory")
+    }
+
     /// The config file's path.
     pub fn path(&self) -> &Path {
         &self.path

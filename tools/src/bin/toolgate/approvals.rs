@@ -53,17 +53,8 @@ pub struct DenyArgs {
 }
 
 pub async fn run(config: &Path, command: ApprovalsCommand) -> Result<ExitCode, Failure> {
-    let options = BuildOptions {
-        skip_mcp: false,
-        ..BuildOptions::default()
-    };
-    let (config, built) = setup::load(config, options).await?;
-    if config
-        .file
-        .state
-        .as_ref()
-        .is_none_or(|state| state.get_ref() == "memory")
-    {
+    let (config, built) = setup::load(config, BuildOptions::default()).await?;
+    if !config.shares_state() {
         eprintln!(
             "{} state is `memory`: only this process's calls are kept; set `state = \"sqlite:state.db\"` (or postgres://...) to share approvals with `toolgate serve`",
             output::warn("note:")

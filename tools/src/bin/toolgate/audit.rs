@@ -90,12 +90,7 @@ async fn with_store(config: &Path) -> Result<toolgate::Registry, Failure> {
         ..BuildOptions::default()
     };
     let (config, built) = setup::load(config, options).await?;
-    if config
-        .file
-        .state
-        .as_ref()
-        .is_none_or(|state| state.get_ref() == "memory")
-    {
+    if !config.shares_state() {
         return Err(Failure::usage(format!(
             "{} keeps the audit nowhere to read: set `audit_file`, or a `state` database",
             config.path().display()

@@ -41,13 +41,7 @@ pub async fn run(config: &Path, args: ChatArgs) -> Result<ExitCode, Failure> {
             config.path().display()
         )));
     };
-    let lowest = built
-        .registry
-        .roles()
-        .names()
-        .first()
-        .cloned()
-        .unwrap_or_default();
+    let lowest = setup::lowest_role(&built);
     let caller = args.acting.caller(&built, &lowest)?;
     if !args.message.is_empty() {
         let run = agent

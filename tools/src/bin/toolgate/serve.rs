@@ -57,13 +57,7 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
     let _watching = watch(&built);
     match command {
         ServeCommand::Mcp(args) if args.stdio => {
-            let lowest = built
-                .registry
-                .roles()
-                .names()
-                .first()
-                .cloned()
-                .unwrap_or_default();
+            let lowest = setup::lowest_role(&built);
             let caller = args.acting.caller(&built, &lowest)?;
             toolgate::mcp::serve_stdio(built.registry.clone(), caller)
                 .await

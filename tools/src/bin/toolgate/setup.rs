@@ -75,6 +75,17 @@ impl Acting {
     }
 }
 
+/// The lowest role: what a conversation or an MCP client over stdio acts as by default.
+pub fn lowest_role(built: &Built) -> String {
+    built
+        .registry
+        .roles()
+        .names()
+        .first()
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// The highest role: what the person running the command may see by default.
 pub fn top_role(built: &Built) -> String {
     built
