@@ -32,6 +32,8 @@ struct Inner {
     definition: ToolDefinition,
     method: Method,
     url: String,
+    /// The URL's `{name}` placeholders, found once when the file loads.
+    placeholders: Vec<String>,
     headers: BTreeMap<String, String>,
     web: Arc<WebConfig>,
 }
@@ -76,6 +78,10 @@ impl HttpTool {
                 definition,
                 method,
                 url: spec.url.clone(),
+                placeholders: placeholders(&spec.url)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
                 headers: spec.headers.clone(),
                 web,
             }),
@@ -180,7 +186,7 @@ impl Inner {
     /// The URL with its placeholders filled; the arguments used are taken out.
     fn url_for(&self, arguments: &mut Map<String, Value>) -> Result<Url, ToolError> {
         let mut filled = self.url.clone();
-        for name in placeholders(&self.url) {
+        for name in &self.placeholders {
             let value = arguments.remove(name).unwrap_or(Value::Null);
             let text = match &value {
                 Value::String(text) => text.clone(),

@@ -34,31 +34,17 @@ impl PendingStore for SqliteStore {
     }
 
     fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
-        let ticket_id = ticket_id.to_owned();
-        self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
-            let text = text_of(
-                connection,
-                name,
-                "DELETE FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2 RETURNING call",
-                params![ticket_id, now],
-            )?;
-            text.map(|text| pending_from_text(name, &text)).transpose()
-        })
+        self.unexpired(
+            "DELETE FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2 RETURNING call",
+            ticket_id,
+        )
     }
 
     fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
-        let ticket_id = ticket_id.to_owned();
-        self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
-            let text = text_of(
-                connection,
-                name,
-                "SELECT call FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2",
-                params![ticket_id, now],
-            )?;
-            text.map(|text| pending_from_text(name, &text)).transpose()
-        })
+        self.unexpired(
+            "SELECT call FROM toolgate_pending WHERE ticket_id = ?1 AND expires > ?2",
+            ticket_id,
+        )
     }
 
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
@@ -104,6 +90,23 @@ impl PendingStore for SqliteStore {
             )?;
             text.map(|text| from_text(name, "a decided call", &text))
                 .transpose()
+        })
+    }
+}
+
+impl SqliteStore {
+    /// The waiting call `statement` yields (`?1` the ticket id, `?2` now): one that has not
+    /// expired, read (`SELECT`) or taken (`DELETE ... RETURNING`).
+    fn unexpired<'a>(
+        &'a self,
+        statement: &'static str,
+        ticket_id: &str,
+    ) -> StoreFuture<'a, Option<PendingCall>> {
+        let ticket_id = ticket_id.to_owned();
+        self.run(move |connection, name| {
+            let now = crate::time::now_secs() as i64;
+            let text = text_of(connection, name, statement, params![ticket_id, now])?;
+            text.map(|text| pending_from_text(name, &text)).transpose()
         })
     }
 }
