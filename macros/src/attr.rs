@@ -21,6 +21,7 @@ const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
 const MANUAL: &str = "manual";
+const UI: &str = "ui";
 
 const KEYS: &[&str] = &[
     NAME,
@@ -36,6 +37,7 @@ const KEYS: &[&str] = &[
     IDEMPOTENT,
     OPEN_WORLD,
     MANUAL,
+    UI,
 ];
 /// How much harm a call could do, as `risk = "..."` says.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -95,6 +97,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) open_world: bool,
     /// Not registered through `inventory`; the application registers it with a permission.
     pub(crate) manual: bool,
+    /// The UI component that renders the result.
+    pub(crate) ui: Option<String>,
     seen: Vec<String>,
     unknown_keys: bool,
     malformed: bool,
@@ -226,6 +230,21 @@ impl ToolAttrs {
             IDEMPOTENT => self.idempotent = flag(cx, meta, &key)?.is_some(),
             OPEN_WORLD => self.open_world = flag(cx, meta, &key)?.is_some(),
             MANUAL => self.manual = flag(cx, meta, &key)?.is_some(),
+            UI => {
+                if let Some(text) = string_value(cx, meta, &key)? {
+                    if is_valid_ui_name(&text.value()) {
+                        self.ui = Some(text.value());
+                    } else {
+                        cx.error_spanned_by(
+                            &text,
+                            format!(
+                                "invalid UI component name {:?}: use 1 to 64 ASCII letters, digits, `_` or `-`, starting with a letter, e.g. `ui = \"pet_card\"`",
+                                text.value()
+                            ),
+                        );
+                    }
+                }
+            }
             _ => unreachable!("every key in KEYS is handled"),
         }
         Ok(())
@@ -276,7 +295,10 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
 /// `key = "text"`; a wrong kind of value is reported and yields `None`.
 fn string_value(cx: &Ctxt, meta: &ParseNestedMeta, key: &str) -> syn::Result<Option<LitStr>> {
     if !meta.input.peek(Token![=]) {
-        cx.syn_error(meta.error(format!("`{key}` needs a value: `{key} = \"...\"`")));
+        cx.syn_error(meta.error(format!(
+            "`{key}` needs a value: `{key} = \"{}\"`",
+            example(key)
+        )));
         skip_value(meta)?;
         return Ok(None);
     }
@@ -306,6 +328,7 @@ fn example(key: &str) -> &'static str {
         TIMEOUT => "5s",
         GROUP => "files",
         NAME => "get_weather",
+        UI => "pet_card",
         _ => "...",
     }
 }
@@ -349,4 +372,13 @@ fn flag(cx: &Ctxt, meta: &ParseNestedMeta, key: &str) -> syn::Result<Option<Span
         return Ok(None);
     }
     Ok(span)
+}
+
+/// The rule of `toolgate::is_valid_ui_name`, checked at compile time.
+fn is_valid_ui_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -58,6 +58,10 @@ pub struct ToolOutcome {
     /// Time from receiving the call to its outcome.
     #[serde(serialize_with = "serialize_millis", rename = "duration_ms")]
     pub duration: Duration,
+    /// The UI component that renders the result (`#[tool(ui = "...")]`), when the tool names
+    /// one and the caller may see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui: Option<String>,
 }
 
 impl ToolOutcome {

@@ -99,6 +99,11 @@ pub struct ToolDefinition {
     /// JSON Schema of the result, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// The UI component that renders the result (`#[tool(ui = "pet_card")]`): travels with
+    /// outcomes and events, so a front end such as the approval console can show the result
+    /// with a component the application registers. A name as [`is_valid_ui_name`] allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<String>,
     /// Time limit of one call; `None` uses the registry's default.
     #[serde(skip)]
     pub timeout: Option<Duration>,
@@ -144,6 +149,7 @@ impl ToolDefinition {
             hints: Hints::default(),
             input_schema,
             output_schema: None,
+            ui: None,
             timeout: None,
             source: None,
             secret_arguments: Vec::new(),
@@ -159,6 +165,22 @@ impl ToolDefinition {
 /// ```
 pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Whether `name` may name a UI component (`#[tool(ui = "...")]`): 1 to 64 ASCII letters,
+/// digits, `_` and `-`, starting with a letter, so a front end can use it as a key as is.
+///
+/// ```
+/// assert!(toolgate::is_valid_ui_name("pet_card"));
+/// assert!(!toolgate::is_valid_ui_name("pet card"));
+/// assert!(!toolgate::is_valid_ui_name("_card"));
+/// ```
+pub fn is_valid_ui_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

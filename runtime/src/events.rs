@@ -110,6 +110,9 @@ pub enum EventKind {
         error: Option<ToolError>,
         /// How long it took, in milliseconds.
         duration_ms: f64,
+        /// The UI component that renders the result (`#[tool(ui = "...")]`), if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ui: Option<String>,
     },
     /// An agent asks its model (turn `turn`, counting from 1).
     ModelRequest {

@@ -75,6 +75,9 @@ pub mod audit;
 mod bounded;
 mod call;
 mod caller;
+#[cfg(feature = "console")]
+#[cfg_attr(docsrs, doc(cfg(feature = "console")))]
+pub mod console;
 mod context;
 mod definition;
 mod error;
@@ -108,7 +111,9 @@ pub use arguments::{ArgumentLimits, ToolArguments};
 pub use call::{ToolCall, ToolOutcome};
 pub use caller::Caller;
 pub use context::{CallId, CancellationToken, FromContext, State, StateRequirement, ToolContext};
-pub use definition::{Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name};
+pub use definition::{
+    Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name, is_valid_ui_name,
+};
 pub use error::{ErrorCode, ToolError};
 pub use registry::{
     BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, DEFAULT_SUGGESTION_THRESHOLD,

@@ -21,6 +21,7 @@ pub struct StaticTool {
     pub risk: Risk,
     pub hints: Hints,
     pub timeout_ms: Option<u64>,
+    pub ui: Option<&'static str>,
     pub secrets: &'static [&'static str],
     pub file: &'static str,
     pub line: u32,
@@ -46,6 +47,7 @@ impl StaticTool {
             hints: self.hints,
             input_schema: (self.input_schema)(),
             output_schema: (self.output_schema)(),
+            ui: self.ui.map(str::to_owned),
             timeout: self.timeout_ms.map(Duration::from_millis),
             source: Some(SourceLocation {
                 file: self.file.to_owned(),

@@ -13,6 +13,7 @@ use axum::Router;
 use axum::http::request::Parts;
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, AgentBuilder, Model};
+use toolgate::console::{Console, SignIn};
 use toolgate::http::{AuthError, HttpOptions, agent_router};
 use toolgate::rate_limits::RateLimit;
 use toolgate::store::Stores;
@@ -68,7 +69,8 @@ pub fn agent_builder(registry: Registry, model: impl Model) -> AgentBuilder {
         .time_budget(std::time::Duration::from_secs(120))
 }
 
-/// The HTTP app: toolgate's router and chat routes, with callers from bearer tokens.
+/// The HTTP app: toolgate's router and chat routes, with callers from bearer tokens, and the
+/// approval console at `/console`.
 pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
     let authenticate = move |parts: &Parts| -> Result<Caller, AuthError> {
         let Some(header) = parts.headers.get("authorization") else {
@@ -84,7 +86,16 @@ pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
             .map(|(id, role)| Caller::new(id, role))
             .ok_or_else(|| AuthError::unauthenticated("unknown token"))
     };
-    agent_router(agent, authenticate, HttpOptions::default())
+    agent_router(agent, authenticate, HttpOptions::default()).merge(console().router())
+}
+
+/// The approval console at `/console`: people sign in with their bearer token; a pet's
+/// records are shown as a card.
+pub fn console() -> Console {
+    Console::new()
+        .title("Clinic approvals")
+        .sign_in(SignIn::BearerToken)
+        .components(include_str!("console_components.js"))
 }
 
 /// Opens (creating and seeding on first run) the database and builds the app, with the

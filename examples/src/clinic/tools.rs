@@ -93,7 +93,7 @@ fn list_services(#[ctx] clinic: State<Clinic>) -> Result<Value, ToolError> {
 }
 
 /// Get a pet's details and medical records. Customers can only see their own pets.
-#[tool(permission = "customer", group = "clinic", read_only)]
+#[tool(permission = "customer", group = "clinic", read_only, ui = "pet_card")]
 fn get_pet_records(
     /// The pet's id.
     pet_id: i64,
@@ -152,7 +152,13 @@ fn list_appointments(
 }
 
 /// Add a note to a pet's medical record. Changes the record: needs an admin's approval.
-#[tool(permission = "staff", group = "clinic", destructive)]
+#[tool(
+    permission = "staff",
+    group = "clinic",
+    destructive,
+    risk = "high",
+    title = "Update a medical record"
+)]
 fn update_medical_record(
     /// The pet's id.
     pet_id: i64,

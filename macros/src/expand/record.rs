@@ -22,6 +22,7 @@ pub(super) fn record(
         permission,
     } = checked;
     let title = option_str(attrs.title.as_deref());
+    let ui = option_str(attrs.ui.as_deref());
     let group = option_str(attrs.group.as_deref());
     let tags = &attrs.tags;
     let risk = format_ident!("{}", attrs.risk.variant());
@@ -49,6 +50,7 @@ pub(super) fn record(
                 open_world: #open_world,
             },
             timeout_ms: #timeout,
+            ui: #ui,
             secrets: &[#(#secrets),*],
             file: ::core::file!(),
             line: #line,

@@ -278,6 +278,7 @@ fn over_the_limit(settings: &Settings, call: &ModelCall) -> ToolOutcome {
         tool: call.name.clone(),
         result: Err(error),
         duration: Duration::ZERO,
+        ui: None,
     }
 }
 

@@ -84,6 +84,7 @@ impl ToolResult {
             tool: self.tool.clone(),
             result: self.result.clone(),
             duration: std::time::Duration::ZERO,
+            ui: None,
         }
     }
 }

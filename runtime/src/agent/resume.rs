@@ -161,6 +161,7 @@ async fn decided_elsewhere(
             tool: waiting.tool.clone(),
             result: decided.result,
             duration: Duration::ZERO,
+            ui: None,
         });
     Ok(outcome)
 }
@@ -175,6 +176,7 @@ fn expired(waiting: &PendingApproval) -> ToolOutcome {
         tool: waiting.tool.clone(),
         result: Err(error),
         duration: Duration::ZERO,
+        ui: None,
     }
 }
 

@@ -31,6 +31,9 @@ pub struct PendingCall {
     pub arguments: Value,
     /// Why approval is needed.
     pub reason: String,
+    /// When the call was made, seconds since the Unix epoch (0 for a call stored by an
+    /// older version, which did not keep it).
+    pub requested: u64,
     /// Expiry, seconds since the Unix epoch.
     pub expires: u64,
     /// What the tool says the call will do (see [`Tool::review`](crate::Tool::review)).

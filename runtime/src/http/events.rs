@@ -1,5 +1,5 @@
 //! `GET /events`: a caller's own events as server-sent events, and, for an approver, the
-//! approval requests it may decide.
+//! approval requests it may decide and how they were decided.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -47,13 +47,16 @@ pub(crate) async fn events(
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
-/// The caller's own events, and approval requests it may decide.
+/// The caller's own events, and the approval requests it may decide and their decisions
+/// (so every approver's list stays current, whoever decides).
 fn concerns(registry: &Registry, caller: &Caller, event: &Event) -> bool {
     if event.caller == caller.id() {
         return true;
     }
     match &event.kind {
-        EventKind::ApprovalRequested { tool, .. } => registry.may_decide(caller, tool),
+        EventKind::ApprovalRequested { tool, .. } | EventKind::ApprovalDecided { tool, .. } => {
+            registry.may_decide(caller, tool)
+        }
         _ => false,
     }
 }

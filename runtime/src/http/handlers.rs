@@ -139,7 +139,37 @@ pub(crate) async fn list_approvals(
             error.to_string(),
         )
     })?;
+    let pending: Vec<Value> = pending
+        .into_iter()
+        .map(|call| with_tool_facts(&shared.registry, &approver, call))
+        .collect();
     Ok(Json(json!({ "pending": pending })).into_response())
+}
+
+/// A waiting call as a person deciding it needs it: with the tool's title and risk (the
+/// approver may see the tool: it may decide only tools at or below its own role).
+fn with_tool_facts(
+    registry: &crate::Registry,
+    approver: &crate::Caller,
+    call: crate::approval::PendingCall,
+) -> Value {
+    let definition = registry.definition(approver, &call.tool);
+    let mut value = serde_json::to_value(&call).unwrap_or_default();
+    if let (Some(definition), Some(object)) = (definition, value.as_object_mut()) {
+        object.insert("title".into(), json!(definition.title));
+        object.insert("risk".into(), json!(definition.risk));
+        object.insert("description".into(), json!(definition.description));
+    }
+    value
+}
+
+/// `GET /me`: who the caller is, as the application's authentication said.
+pub(crate) async fn me(State(shared): Shares, Authenticated(caller): Authenticated) -> Json<Value> {
+    Json(json!({
+        "id": caller.id(),
+        "role": caller.role(),
+        "approver": shared.registry.is_approver(&caller),
+    }))
 }
 
 fn ticket_in(body: &[u8]) -> Result<(String, Option<String>), ApiError> {

@@ -4,11 +4,12 @@
 //! |---|---|
 //! | `GET /tools?format=...` | the caller's tools: `canonical` (default), `openai`, `openai-strict`, `openai-responses`, `openai-responses-strict`, `anthropic`, `anthropic-strict`, `gemini`, `mcp` |
 //! | `POST /tools/call` | one call `{"id", "name", "arguments"}`, or a batch `{"calls": [...], "dry_run": false}` (or a bare array): outcomes in call order |
-//! | `GET /approvals` | calls waiting for approval that the caller may decide (see [`Registry::approve`]) |
+//! | `GET /approvals` | calls waiting for approval that the caller may decide (see [`Registry::approve`]), each with its tool's `title`, `risk` and `description` |
 //! | `POST /approvals/approve` | `{"ticket"}`: runs the call, once |
 //! | `POST /approvals/deny` | `{"ticket", "reason"}` |
+//! | `GET /me` | `{"id", "role", "approver"}`: the caller, as the [`Authenticate`] hook identified it |
 //! | `GET /health` | `{"status": "ok", "tools": n}`, `n` the tools the caller may use |
-//! | `GET /events` | server-sent events: the caller's own [events](crate::events) (calls, approvals, agent runs), and the approval requests it may decide |
+//! | `GET /events` | server-sent events: the caller's own [events](crate::events) (calls, approvals, agent runs), and the approval requests it may decide with their decisions |
 //!
 //! [`agent_router`] adds an [`Agent`](crate::agent::Agent):
 //!
@@ -128,6 +129,7 @@ fn routes(shared: Shared) -> Router {
         .route("/approvals/approve", post(handlers::approve))
         .route("/approvals/deny", post(handlers::deny))
         .route("/events", get(events::events))
+        .route("/me", get(handlers::me))
         .route("/health", get(handlers::health));
     if with_agent {
         router = router

@@ -8,7 +8,7 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::error::ToolError;
 use crate::http::errors::ApiError;
 
-/// One outcome as JSON: `{"call_id", "tool", "ok", "result" | "error", "duration_ms"}`.
+/// One outcome as JSON: `{"call_id", "tool", "ok", "result" | "error", "duration_ms", "ui"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OutcomeBody {
     /// The call's id.
@@ -25,6 +25,9 @@ pub struct OutcomeBody {
     pub error: Option<ToolError>,
     /// How long the call took.
     pub duration_ms: f64,
+    /// The UI component that renders the result, if the tool names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui: Option<String>,
 }
 
 impl From<ToolOutcome> for OutcomeBody {
@@ -41,6 +44,7 @@ impl From<ToolOutcome> for OutcomeBody {
             result,
             error,
             duration_ms,
+            ui: outcome.ui,
         }
     }
 }

@@ -77,6 +77,7 @@ async fn decide_and_run(
         ));
     }
     let entry = find(run.config, run.snapshot, run.rank, name)?;
+    trail.ui.clone_from(&entry.definition.ui);
     let arguments = read_arguments(run.config, entry, arguments, trail)?;
     let governance = &run.config.governance;
     if !run.dry_run {

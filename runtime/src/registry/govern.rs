@@ -319,6 +319,7 @@ async fn defer(
         tool: tool.clone(),
         arguments,
         reason: reason.clone(),
+        requested: crate::time::now_secs(),
         expires: claims.expires,
         review,
         run_id: asking.run_id.map(str::to_owned),

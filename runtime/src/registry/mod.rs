@@ -376,6 +376,21 @@ impl Registry {
             .is_some_and(|entry| config.governance.may_decide(config, approver, entry))
     }
 
+    /// Whether `caller` holds the approver role
+    /// ([`RegistryBuilder::approver_role`](crate::RegistryBuilder::approver_role)), so some
+    /// waiting calls may be theirs to decide (which ones, [`may_decide`](Self::may_decide)
+    /// says).
+    pub fn is_approver(&self, caller: &Caller) -> bool {
+        let config = &self.inner.config;
+        match (
+            config.roles.rank(caller.role()),
+            config.governance.approver_rank,
+        ) {
+            (Some(rank), Some(needed)) => rank >= needed,
+            _ => false,
+        }
+    }
+
     /// The last `count` calls of a caller (by id), newest first, from the audit store (see
     /// [`RegistryBuilder::audit_store`]; empty when records are kept nowhere).
     pub async fn history(

@@ -48,6 +48,14 @@ pub enum BuildProblem {
         /// The name.
         name: String,
     },
+    /// A tool names a UI component that breaks
+    /// [`is_valid_ui_name`](crate::is_valid_ui_name).
+    InvalidUiName {
+        /// The tool.
+        tool: String,
+        /// The component's name.
+        ui: String,
+    },
     /// A tool cannot be shown to a provider the application requires.
     Incompatible {
         /// The tool.
@@ -151,6 +159,11 @@ impl fmt::Display for BuildProblem {
             BuildProblem::InvalidName { name } => write!(
                 f,
                 "the tool name {name:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`"
+            ),
+            BuildProblem::InvalidUiName { tool, ui } => write!(
+                f,
+                "tool `{tool}` names the UI component {ui:?}, which is invalid: use 1 to 64 ASCII \
+                 letters, digits, `_` or `-`, starting with a letter"
             ),
             BuildProblem::Incompatible {
                 tool,

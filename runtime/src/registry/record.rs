@@ -22,6 +22,8 @@ pub(crate) struct Trail {
     pub(crate) approver: Option<String>,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<String>,
+    /// The UI component of the tool, once the caller is known to see it.
+    pub(crate) ui: Option<String>,
 }
 
 impl Default for Trail {
@@ -31,6 +33,7 @@ impl Default for Trail {
             decision: "not_reached",
             approver: None,
             run_id: None,
+            ui: None,
         }
     }
 }
@@ -144,6 +147,7 @@ pub(crate) async fn finish(
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().cloned(),
             duration_ms: duration.as_secs_f64() * 1000.0,
+            ui: trail.ui.clone(),
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
@@ -179,5 +183,6 @@ pub(crate) async fn finish(
         tool,
         result,
         duration,
+        ui: trail.ui,
     }
 }

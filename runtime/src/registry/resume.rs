@@ -56,6 +56,7 @@ pub(crate) async fn resume(
             let cancel = CancellationToken::new();
             async {
                 let entry = find(config, snapshot, rank, &tool)?;
+                trail.ui.clone_from(&entry.definition.ui);
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
                 before_run(config, &caller, &call_id, &tool, &trail).await?;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::arguments::integral_floats_as_integers;
 use crate::context::{StateMap, StateRequirement, ToolContext};
-use crate::definition::{ToolDefinition, is_valid_tool_name};
+use crate::definition::{ToolDefinition, is_valid_tool_name, is_valid_ui_name};
 use crate::error::ToolError;
 use crate::formats::{Format, Provider};
 use crate::registry::problems::BuildProblem;
@@ -221,6 +221,12 @@ fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProb
     if !is_valid_tool_name(&definition.name) {
         problems.push(BuildProblem::InvalidName {
             name: definition.name.clone(),
+        });
+    }
+    if let Some(ui) = definition.ui.as_ref().filter(|ui| !is_valid_ui_name(ui)) {
+        problems.push(BuildProblem::InvalidUiName {
+            tool: definition.name.clone(),
+            ui: ui.clone(),
         });
     }
     let rank = roles.rank(&definition.permission);

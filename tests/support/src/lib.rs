@@ -1,9 +1,13 @@
 //! Real servers and clients for toolgate's tests, started by the tests themselves.
 
+#[cfg(feature = "browser")]
+mod browser;
 mod llama;
 mod postgres;
 mod python_mcp;
 
+#[cfg(feature = "browser")]
+pub use browser::{Chromium, Page};
 pub use llama::LlamaServer;
 pub use postgres::TempPostgres;
 pub use python_mcp::{MCP_SDK, python_with_mcp_sdk};

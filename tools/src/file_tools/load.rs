@@ -210,6 +210,19 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
             format!("`secret` names `{unknown}`, which is not a parameter"),
         ));
     }
+    if let Some(ui) = spec
+        .ui
+        .as_ref()
+        .filter(|ui| !toolgate::is_valid_ui_name(ui))
+    {
+        return Err(parsed.problem_at(
+            path,
+            "ui",
+            format!(
+                "`ui` names the component {ui:?}: use 1 to 64 ASCII letters, digits, `_` or `-`, starting with a letter"
+            ),
+        ));
+    }
     let mut definition = ToolDefinition::new(&spec.name, description, &spec.permission, schema);
     definition.title = spec.title.clone();
     definition.group = spec.group.clone();
@@ -224,6 +237,7 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
     definition.output_schema = spec.output_schema.clone();
     definition.timeout = spec.timeout;
     definition.secret_arguments = spec.secret.clone();
+    definition.ui = spec.ui.clone();
     definition.source = Some(SourceLocation {
         file: path.display().to_string(),
         line: line_of_key(&parsed.text, "name").unwrap_or(1) as u32,

@@ -55,6 +55,8 @@ pub struct ToolSpec {
     /// Arguments redacted in audit records and approval requests.
     #[serde(default)]
     pub secret: Vec<String>,
+    /// The UI component that renders the result, as in `#[tool(ui = "...")]`.
+    pub ui: Option<String>,
     /// Run a program.
     pub command: Option<CommandSpec>,
     /// Send an HTTP request.

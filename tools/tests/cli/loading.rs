@@ -30,6 +30,8 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
     );
     project.write(".toolgate/tools/h_params.md", "---\nname: params\ndescription: x\npermission: public\nparameters:\n  q: {type: strng}\ncommand: {program: echo}\n---\n");
     project.write(".toolgate/tools/i_schema.md", "---\nname: schema\ndescription: x\npermission: public\nparameters:\n  type: object\n  properties: {a: {type: strin}}\ncommand: {program: echo}\n---\n");
+    project.write(".toolgate/tools/j_ui.md", "---\nname: ui\ndescription: x\npermission: public\nui: pet card\ncommand: {program: echo}\n---\n");
+    project.write(".toolgate/tools/k_card.md", "---\nname: card\ndescription: x\npermission: public\nui: pet_card\ncommand: {program: echo}\n---\n");
     project.write(".toolgate/tools/notes.txt", "not a tool file");
 
     let listed = project.run(&["tools", "list", "--json"], "").expect(0);
@@ -51,11 +53,22 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
             "bad_role",
             "idle",
             "params",
-            "schema"
+            "schema",
+            "ui"
         ]
         .contains(&name.as_str())),
         "{names:?}"
     );
+
+    let card = listed
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "card")
+        .cloned()
+        .unwrap();
+    assert_eq!(card["ui"], "pet_card", "{card}");
 
     let validated = project.run(&["tools", "validate"], "").expect(1);
     let out = validated.stdout();
@@ -100,6 +113,11 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
         params.contains("h_params.md:5:") && params.contains("type `strng` is not one of"),
         "{params}"
     );
+    let ui = problem("j_ui.md");
+    assert!(
+        ui.contains("j_ui.md:5:") && ui.contains("names the component \"pet card\""),
+        "{ui}"
+    );
     assert!(
         out.lines()
             .any(|line| line.starts_with("ok") && line.contains("a_good.md")),
@@ -109,7 +127,7 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
     assert!(
         validated
             .stderr()
-            .contains("8 of 9 tool files have problems"),
+            .contains("9 of 11 tool files have problems"),
         "{}",
         validated.stderr()
     );

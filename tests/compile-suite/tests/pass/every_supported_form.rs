@@ -61,7 +61,8 @@ fn add(a: i64, b: i64) -> i64 {
     destructive,
     idempotent,
     open_world,
-    timeout = "1500ms"
+    timeout = "1500ms",
+    ui = "pet_card"
 )]
 async fn every_key(pet: Pet) -> Result<Pet, ToolError> {
     Ok(pet)
@@ -182,6 +183,7 @@ async fn main() {
     );
     assert_eq!(renamed.timeout, Some(std::time::Duration::from_millis(1500)));
     assert!(renamed.output_schema.is_some());
+    assert_eq!(renamed.ui.as_deref(), Some("pet_card"));
 
     let shapes = get("shapes");
     let props = &shapes.input_schema["properties"];

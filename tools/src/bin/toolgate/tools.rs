@@ -139,6 +139,7 @@ fn summary(tool: &ToolDefinition) -> Value {
         "group": tool.group,
         "risk": tool.risk,
         "hints": tool.hints,
+        "ui": tool.ui,
         "description": tool.description,
         "source": tool.source.as_ref().map(ToString::to_string),
     })

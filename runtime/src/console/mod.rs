@@ -1,0 +1,228 @@
+//! An approval console in the browser (feature `console`): the calls waiting for the signed-in
+//! person's decision, approve or deny with a reason, and a live feed of their own calls.
+//!
+//! The console is a plain page and one small script, without a build step. It holds no data
+//! and makes no decisions of its own: everything it shows comes from the [HTTP
+//! router](crate::http) (`GET /me`, `GET /approvals`, `GET /events`, `GET /tools`), and
+//! every decision goes through `POST /approvals/approve` and `POST /approvals/deny`, so the
+//! rules are the registry's (who may decide which tool, single use, expiry), exactly as over
+//! HTTP or in process. Merge it with the router, on the same site:
+//!
+//! ```
+//! use axum::http::request::Parts;
+//! use toolgate::console::{Console, SignIn};
+//! use toolgate::http::{AuthError, HttpOptions, router};
+//! use toolgate::{Caller, Registry};
+//!
+//! let registry = Registry::builder().roles(["public", "admin"]).approver_role("admin").build().unwrap();
+//! let authenticate = |_: &Parts| -> Result<Caller, AuthError> { Ok(Caller::new("ann", "admin")) };
+//! let console = Console::new()
+//!     .at("/console")
+//!     .api("/api")
+//!     .title("Clinic approvals")
+//!     .sign_in(SignIn::Session)
+//!     .components("toolgate.component('pet_card', (result) => toolgate.el('b', {}, result.name));");
+//! let app: axum::Router = axum::Router::new()
+//!     .nest("/api", router(registry, authenticate, HttpOptions::default()))
+//!     .merge(console.router());
+//! # let _ = app;
+//! ```
+//!
+//! **Who is signed in** is the application's business, as for the router: with
+//! [`SignIn::Session`] the page's requests carry the application's cookies; with
+//! [`SignIn::BearerToken`] the page asks for a token, keeps it for the browser tab only
+//! (`sessionStorage`) and sends it as `Authorization: Bearer`. The console's own files are
+//! the same for everyone and reveal nothing.
+//!
+//! **Results rendered by components.** A tool may name a component for its result
+//! (`#[tool(ui = "pet_card")]`); the name travels with outcomes and events, and the console
+//! renders the result with the component the application registered in its
+//! [`components`](Console::components) script: `toolgate.component(name, (result, outcome)
+//! => Node)`. `toolgate.el(tag, attributes, ...children)` builds elements with text children,
+//! never markup. A result without a component, or whose component fails, is shown as JSON.
+//!
+//! **Nothing a call carries can run in the page.** Arguments, results, reasons and names are
+//! put in as text, never as markup; the page is served with a Content-Security-Policy that
+//! allows only its own scripts (no inline script, no `eval`), and may not be framed.
+
+mod assets;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+/// How the person using the console is signed in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SignIn {
+    /// By the application, before the console opens (a session cookie): the console's
+    /// requests carry the browser's cookies for this site.
+    #[default]
+    Session,
+    /// The console asks for a bearer token, keeps it for the browser tab, and sends it as
+    /// `Authorization: Bearer <token>`.
+    BearerToken,
+}
+
+/// The console's settings; [`router`](Console::router) serves it.
+#[derive(Debug, Clone)]
+pub struct Console {
+    at: String,
+    api: String,
+    title: String,
+    sign_in: SignIn,
+    components: String,
+}
+
+impl Default for Console {
+    fn default() -> Self {
+        Console::new()
+    }
+}
+
+impl Console {
+    /// A console at `/console`, for a router mounted at the site's root, signed in by
+    /// session.
+    pub fn new() -> Self {
+        Console {
+            at: "/console".to_owned(),
+            api: String::new(),
+            title: "Approvals".to_owned(),
+            sign_in: SignIn::Session,
+            components: String::new(),
+        }
+    }
+
+    /// Where the console is on the site (default `/console`): the page answers there, with
+    /// or without a final `/`, and its files below it.
+    ///
+    /// # Panics
+    ///
+    /// If `path` does not start with `/` or has characters other than ASCII letters,
+    /// digits, `/`, `_`, `-`, `.` and `~` (it is written into the page as is).
+    pub fn at(mut self, path: &str) -> Self {
+        assert!(
+            path.starts_with('/')
+                && path
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"/_-.~".contains(&b)),
+            "the console's path {path:?} must start with `/` and hold only ASCII letters, \
+             digits, `/`, `_`, `-`, `.` and `~`"
+        );
+        self.at = path.trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Where the [HTTP router](crate::http) is mounted on the same site, e.g. `"/api"`
+    /// (default: the root).
+    pub fn api(mut self, base: impl Into<String>) -> Self {
+        self.api = base.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The page's title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// How the person is signed in (default [`SignIn::Session`]).
+    pub fn sign_in(mut self, sign_in: SignIn) -> Self {
+        self.sign_in = sign_in;
+        self
+    }
+
+    /// The application's script registering result components, run after the console's
+    /// own: `toolgate.component("pet_card", (result, outcome) => toolgate.el("div", {}, ...))`.
+    pub fn components(mut self, script: impl Into<String>) -> Self {
+        self.components = script.into();
+        self
+    }
+
+    /// The console's routes, at [`at`](Self::at): merge them with the application's
+    /// (`app.merge(console.router())`).
+    pub fn router(self) -> Router {
+        let config = json!({
+            "api": self.api,
+            "title": self.title,
+            "sign_in": match self.sign_in {
+                SignIn::Session => "session",
+                SignIn::BearerToken => "bearer_token",
+            },
+        })
+        .to_string();
+        let at = self.at;
+        let served = Arc::new(Served {
+            page: assets::PAGE.replace("{{base}}", &at),
+            config,
+            components: self.components,
+        });
+        let root = if at.is_empty() { "/" } else { at.as_str() };
+        let mut router = Router::new().route(root, get(page));
+        if !at.is_empty() {
+            router = router.route(&format!("{at}/"), get(page));
+        }
+        router
+            .route(
+                &format!("{at}/console.js"),
+                get(|| async { script(assets::SCRIPT.to_owned()) }),
+            )
+            .route(
+                &format!("{at}/console.css"),
+                get(|| async { asset(assets::STYLE, "text/css") }),
+            )
+            .route(&format!("{at}/components.js"), get(components))
+            .route(&format!("{at}/config.json"), get(settings))
+            .with_state(served)
+    }
+}
+
+/// What the routes serve, fixed when the router is made.
+struct Served {
+    page: String,
+    config: String,
+    components: String,
+}
+
+async fn page(State(served): State<Arc<Served>>) -> Response {
+    asset(served.page.clone(), "text/html; charset=utf-8")
+}
+
+async fn components(State(served): State<Arc<Served>>) -> Response {
+    script(served.components.clone())
+}
+
+async fn settings(State(served): State<Arc<Served>>) -> Response {
+    asset(served.config.clone(), "application/json")
+}
+
+fn script(source: String) -> Response {
+    asset(source, "text/javascript; charset=utf-8")
+}
+
+/// A file of the console, with the headers that keep anything a call carries from running.
+fn asset(body: impl Into<axum::body::Body>, content_type: &'static str) -> Response {
+    let mut response = (StatusCode::OK, body.into()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(assets::CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
