@@ -130,6 +130,24 @@ async fn an_admin_sees_a_call_appear_approves_it_and_it_runs_once() {
         "staff may decide nothing in the clinic: no approvals section"
     );
 
+    // The admin's own call, made elsewhere (by an assistant, say), shows in the admin's feed
+    // with the card its tool names.
+    let rex = site
+        .call("admin-token", "get_pet_records", json!({"pet_id": 1}))
+        .await;
+    assert_eq!(rex["ui"], "pet_card", "{rex}");
+    admin
+        .wait_for(
+            "document.querySelector('#feed .pet-card')",
+            "the pet card in the admin's feed",
+        )
+        .await;
+    assert!(text_of(&mut admin, "#feed .pet-card").await.contains("Rex"));
+
+    // An admin-only call: nothing of it may reach the staff member's page.
+    let stats = site.call("admin-token", "system_stats", json!({})).await;
+    assert_eq!(stats["ok"], true, "{stats}");
+
     // The assistant, as dr-lee, asks for a change that waits for an admin.
     let waiting = site
         .call(
@@ -226,6 +244,19 @@ async fn an_admin_sees_a_call_appear_approves_it_and_it_runs_once() {
             "the staff's feed showing the call executed",
         )
         .await;
+
+    let seen_by_staff = staff.eval("document.documentElement.outerHTML").await;
+    assert!(
+        !seen_by_staff.as_str().unwrap().contains("system_stats"),
+        "a staff member sees no admin-only call"
+    );
+    assert_eq!(
+        admin
+            .eval("document.querySelectorAll('#feed li[data-tool=system_stats]').length")
+            .await,
+        json!(1),
+        "the admin sees its own"
+    );
 
     // Executed once: the ticket is spent, and the note is on the record once.
     let (status, again) = site
@@ -407,8 +438,11 @@ async fn a_result_is_shown_by_the_component_its_tool_names() {
 fn change_rota(
     /// The new rota.
     rota: String,
+    /// The manager's PIN.
+    #[secret]
+    pin: String,
 ) -> String {
-    rota
+    format!("{rota} ({} digits of PIN)", pin.len())
 }
 
 /// Delete every record of a pet.
@@ -484,7 +518,7 @@ async fn an_approver_never_sees_a_call_above_its_role() {
         .post(
             "tess-token",
             "/api/tools/call",
-            json!({"name": "change_rota", "arguments": {"rota": "early"}}),
+            json!({"name": "change_rota", "arguments": {"rota": "early", "pin": "4711-SECRET"}}),
         )
         .await;
     assert_eq!(rota["error"]["code"], "approval_required", "{rota}");
@@ -505,9 +539,14 @@ async fn an_approver_never_sees_a_call_above_its_role() {
         json!(["change_rota"])
     );
     let everything = sam.eval("document.documentElement.outerHTML").await;
+    let everything = everything.as_str().unwrap();
     assert!(
-        !everything.as_str().unwrap().contains("purge_records"),
+        !everything.contains("purge_records"),
         "nothing of the admin-only tool reaches a staff approver's page"
+    );
+    assert!(
+        !everything.contains("4711-SECRET") && everything.contains("[redacted]"),
+        "a secret argument is shown redacted"
     );
 
     // A staff approver cannot decide it through the API either.

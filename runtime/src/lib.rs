@@ -63,7 +63,8 @@
 //!   checked exactly like one at build time.
 //!
 //! Optional parts are behind features: `axum` ([`http`]: a router serving role-filtered
-//! tools), `mcp` ([`mcp`]: an MCP server and importer), `models` (model clients for the
+//! tools), `console` ([`console`]: an approval console in the browser), `mcp` ([`mcp`]: an
+//! MCP server and importer), `models` (model clients for the
 //! [`agent`] loop) and `embeddings` (a local embedding model for [`search`]).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]

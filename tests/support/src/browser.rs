@@ -35,17 +35,28 @@ pub struct Chromium {
     endpoint: String,
 }
 
-/// Where Chromium is: `$CHROMIUM`, else Debian's `/usr/bin/chromium`.
-fn executable() -> PathBuf {
-    let path = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    assert!(
-        path.exists(),
-        "{} is missing: install Debian's Chromium (`apt-get install chromium`; .ci/run does) \
-         or set CHROMIUM to a Chromium binary",
-        path.display()
-    );
+/// Where Chromium is: `$CHROMIUM`, else Debian's `/usr/bin/chromium`, installed by
+/// tests/browser/setup.sh if it is missing (or waited for, while CI installs it).
+async fn executable() -> PathBuf {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    let path = PathBuf::from("/usr/bin/chromium");
+    if !path.exists() {
+        let setup = concat!(env!("CARGO_MANIFEST_DIR"), "/../browser/setup.sh");
+        let status = Command::new("bash")
+            .arg(setup)
+            .status()
+            .await
+            .expect("bash runs tests/browser/setup.sh");
+        assert!(
+            status.success() && path.exists(),
+            "{} is missing and tests/browser/setup.sh could not install it ({status}): \
+             install Debian's Chromium (`apt-get install chromium`) or set CHROMIUM to a \
+             Chromium binary",
+            path.display()
+        );
+    }
     path
 }
 
@@ -53,7 +64,7 @@ impl Chromium {
     /// Starts Chromium headless on a free loopback port.
     pub async fn start() -> Chromium {
         let profile = TempDir::new().expect("a profile folder");
-        let mut child = Command::new(executable())
+        let mut child = Command::new(executable().await)
             .args([
                 "--headless",
                 "--no-sandbox",
