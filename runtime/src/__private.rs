@@ -31,8 +31,16 @@ pub fn input_schema<T: JsonSchema>() -> Value {
 }
 
 /// The JSON Schema of a return type.
-pub fn output_schema<T: JsonSchema + ?Sized>() -> Value {
-    schema_value::<T>()
+/// The output schema of `T`, or none when it would allow anything (`serde_json::Value`): an
+/// empty schema tells a client nothing, and some warn about it.
+pub fn output_schema<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let schema = schema_value::<T>();
+    let says_nothing = match &schema {
+        Value::Bool(true) => true,
+        Value::Object(map) => map.keys().all(|key| key == "$defs"),
+        _ => false,
+    };
+    (!says_nothing).then_some(schema)
 }
 
 fn schema_value<T: JsonSchema + ?Sized>() -> Value {
@@ -189,7 +197,7 @@ pub trait OutputWithSchema {
 
 impl<T: JsonSchema + ?Sized> OutputWithSchema for OutputProbe<T> {
     fn output_schema(&self) -> Option<Value> {
-        Some(output_schema::<T>())
+        output_schema::<T>()
     }
 }
 

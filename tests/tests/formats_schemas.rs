@@ -500,3 +500,65 @@ fn exports_are_cached_per_role_and_format() {
         &registry.export(&caller, Format::Mcp)
     ));
 }
+
+#[test]
+fn a_value_result_publishes_no_output_schema() {
+    // `flags` returns `serde_json::Value`: an empty schema would tell a client nothing.
+    assert_eq!(definition("flags").output_schema, None);
+    assert!(
+        toolgate::formats::mcp::tool(&definition("flags"))
+            .get("outputSchema")
+            .is_none()
+    );
+    assert!(
+        definition("order").output_schema.is_some(),
+        "a String result keeps its schema"
+    );
+}
+
+#[test]
+fn mcp_schemas_keep_only_the_formats_of_json_schema() {
+    // The canonical schema keeps schemars' integer widths (the registry validates against it,
+    // and a `format` is an annotation); MCP clients that check formats warn about them.
+    let order = definition("order");
+    assert_eq!(order.input_schema["properties"]["count"]["format"], "uint8");
+    let mut definition = ToolDefinition::new(
+        "when",
+        "Dates and counts.",
+        "public",
+        json!({
+            "type": "object",
+            "properties": {
+                "at": {"type": "string", "format": "date-time"},
+                "ids": {"type": "array", "items": {"type": "integer", "format": "int64", "minimum": 0}},
+                "point": {"$ref": "#/$defs/Point"}
+            },
+            "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number", "format": "double"}, "mail": {"type": "string", "format": "email"}}}}
+        }),
+    );
+    definition.output_schema = Some(json!({"type": "integer", "format": "uint32", "minimum": 0}));
+    let tool = toolgate::formats::mcp::tool(&definition);
+    let input = &tool["inputSchema"];
+    assert_eq!(input["properties"]["at"]["format"], "date-time");
+    assert_eq!(
+        input["$defs"]["Point"]["properties"]["mail"]["format"],
+        "email"
+    );
+    assert!(
+        input["properties"]["ids"]["items"].get("format").is_none(),
+        "{input}"
+    );
+    assert_eq!(
+        input["properties"]["ids"]["items"]["minimum"], 0,
+        "bounds stay"
+    );
+    assert!(
+        input["$defs"]["Point"]["properties"]["x"]
+            .get("format")
+            .is_none()
+    );
+    let output = &tool["outputSchema"]["properties"]["result"];
+    assert_eq!(output, &json!({"type": "integer", "minimum": 0}));
+    let mcp = toolgate::formats::mcp::tool(&order);
+    assert!(!mcp.to_string().contains("uint8"), "{mcp}");
+}

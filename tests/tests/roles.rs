@@ -268,3 +268,14 @@ fn linked_tools_can_be_filtered_by_group() {
         ["all_appointments", "opening_hours"]
     );
 }
+
+#[test]
+fn lists_differ_by_role_only_when_some_tool_is_above_the_lowest_role() {
+    assert!(registry().lists_differ_by_role());
+    let everyone_alike = Registry::builder()
+        .roles(ROLES)
+        .filter_linked(|tool| tool.permission == "public")
+        .build()
+        .unwrap();
+    assert!(!everyone_alike.lists_differ_by_role());
+}

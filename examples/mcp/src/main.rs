@@ -18,9 +18,8 @@ use std::path::{Path, PathBuf};
 
 use axum::http::request::Parts;
 use clap::Parser;
-use rmcp::ServiceExt;
 use toolgate::http::AuthError;
-use toolgate::mcp::{McpHttpOptions, McpServer};
+use toolgate::mcp::{McpHttpOptions, McpServer, ServerIdentity};
 use toolgate::prelude::*;
 use toolgate_tools::files::{self, Sandbox};
 use toolgate_tools::{system, tasks};
@@ -123,12 +122,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let registry = registry(&options.sandbox, &options.tasks_db)?;
     let Some(address) = options.http else {
         let caller = Caller::new("local-user", options.role);
-        let server = McpServer::for_caller(registry, caller).page_size(options.page_size);
-        let service = server.serve(rmcp::transport::stdio()).await?;
-        service.waiting().await?;
-        return Ok(());
+        let server = McpServer::for_caller(registry, caller)
+            .page_size(options.page_size)
+            .identity(identity());
+        return server.serve_stdio().await;
     };
-    let mut http = McpHttpOptions::default();
+    let mut http = McpHttpOptions {
+        identity: identity(),
+        ..McpHttpOptions::default()
+    };
     http.allowed_hosts.extend(options.allowed_hosts);
     let app = axum::Router::new().nest_service(
         "/mcp",
@@ -141,4 +143,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     );
     axum::serve(listener, app).await?;
     Ok(())
+}
+
+/// Who this server says it is to clients.
+fn identity() -> ServerIdentity {
+    ServerIdentity::new("toolgate-mcp-example", env!("CARGO_PKG_VERSION"))
+        .title("toolgate's example MCP server: files, tasks and programs")
 }

@@ -199,6 +199,13 @@ async fn a_crashed_server_gives_a_clear_error_and_is_restarted() {
 async fn a_hung_server_times_out_and_is_restarted() {
     let lab = lab(|import| import.call_timeout(Duration::from_millis(1500))).await;
     let hung = lab.call("mcp_lab_hang", json!({})).await;
+    // Answered at the deadline: the hung child is shut down after the answer, not before
+    // (waiting for it took as long again as the deadline).
+    assert!(
+        hung.duration < Duration::from_millis(1500).mul_f64(1.9),
+        "answered after {:?}",
+        hung.duration
+    );
     let error = hung.error().unwrap();
     assert_eq!(error.code, ErrorCode::Timeout, "{error}");
     assert!(

@@ -41,6 +41,20 @@ fn run_client(args: &[&str], sandbox: &Path) -> Value {
 }
 
 fn assert_common(report: &Value) {
+    assert_eq!(
+        report["server_info"],
+        serde_json::json!({
+            "name": "toolgate-mcp-example",
+            "version": env!("CARGO_PKG_VERSION"),
+            "title": "toolgate's example MCP server: files, tasks and programs"
+        }),
+        "serverInfo names the application"
+    );
+    assert_eq!(
+        report["list_cache"],
+        serde_json::json!({"ttl_ms": 60_000, "cache_scope": "private"}),
+        "callers of different roles see different lists: private to each"
+    );
     assert_eq!(report["add"]["is_error"], false);
     assert_eq!(report["add"]["text"], "42");
     assert_eq!(

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::{FormatError, arguments_field, string_field};
 use super::result_text;
+use super::schema::mcp::standard_formats_only;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -14,7 +15,8 @@ use crate::definition::ToolDefinition;
 pub const RESULT_KEY: &str = "result";
 
 /// One MCP `Tool`: `inputSchema`, `outputSchema` (object root, see [`output_schema`]),
-/// `title`, and `annotations` from the hints.
+/// `title`, and `annotations` from the hints. Schemas keep only the `format`s of JSON Schema
+/// 2020-12 (not schemars' `int64`, `uint32`, ...: clients warn about unknown formats).
 ///
 /// Every hint is sent explicitly: MCP's defaults (`destructiveHint` and `openWorldHint`
 /// true) would otherwise claim more than the tool's author did.
@@ -26,13 +28,14 @@ pub fn tool(definition: &ToolDefinition) -> Value {
         "idempotentHint": hints.idempotent,
         "openWorldHint": hints.open_world
     });
-    let mut entry = json!({"name": definition.name, "description": definition.description, "inputSchema": definition.input_schema});
+    let input_schema = standard_formats_only(&definition.input_schema);
+    let mut entry = json!({"name": definition.name, "description": definition.description, "inputSchema": input_schema});
     if let Some(title) = &definition.title {
         entry["title"] = Value::String(title.clone());
         annotations["title"] = Value::String(title.clone());
     }
     if let Some(schema) = output_schema(definition) {
-        entry["outputSchema"] = schema;
+        entry["outputSchema"] = standard_formats_only(&schema);
     }
     entry["annotations"] = annotations;
     entry

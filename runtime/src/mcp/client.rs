@@ -302,9 +302,13 @@ impl Connection {
                 ),
             ),
         };
-        // Drop the connection (ending the child process); the next call starts afresh.
-        if let Some(service) = self.service.lock().await.take() {
-            let _ = service.cancel().await;
+        // Drop the connection; the next call starts afresh. The child is shut down in the
+        // background: waiting for it to exit would hold this answer past its deadline.
+        let stale = self.service.lock().await.take();
+        if let Some(service) = stale {
+            tokio::spawn(async move {
+                let _ = service.cancel().await;
+            });
         }
         Err(failure)
     }

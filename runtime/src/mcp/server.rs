@@ -1,6 +1,7 @@
 //! The `rmcp` server handler over a [`Registry`].
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::http::request::Parts;
@@ -21,10 +22,15 @@ use crate::http::{AuthError, Authenticate};
 use crate::registry::{Registry, ToolsAsOf};
 use crate::sync::lock;
 
+use super::identity::ServerIdentity;
 use super::list_changes::notify_visible_changes;
 
 /// Tools per `tools/list` page.
 const PAGE_SIZE: usize = 100;
+
+/// How long a client may use a `tools/list` answer before asking again, by default: changes
+/// are announced with `notifications/tools/list_changed` anyway.
+const LIST_TTL: Duration = Duration::from_secs(60);
 
 /// Where the caller of a request comes from.
 #[derive(Clone)]
@@ -41,6 +47,8 @@ pub struct McpServer {
     registry: Registry,
     callers: Callers,
     page_size: usize,
+    list_ttl: Duration,
+    identity: ServerIdentity,
     /// The tools when a `subscriptions/listen` was last accepted and not yet started: its
     /// acknowledgment goes out before [`ServerHandler::listen`] runs, and a change in between
     /// must still be announced. One per session (see [`McpServer::for_session`]).
@@ -54,6 +62,8 @@ impl McpServer {
             registry,
             callers: Callers::Fixed(caller),
             page_size: PAGE_SIZE,
+            list_ttl: LIST_TTL,
+            identity: ServerIdentity::default(),
             listen_accepted_at: Arc::default(),
         }
     }
@@ -64,6 +74,27 @@ impl McpServer {
             listen_accepted_at: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// Who the server says it is in `serverInfo` (default: `toolgate` and its version).
+    pub fn identity(mut self, identity: ServerIdentity) -> Self {
+        self.identity = identity;
+        self
+    }
+
+    /// Serves over stdin/stdout until the client disconnects.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let service = self.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok(())
+    }
+
+    /// How long a client may keep a `tools/list` answer (`ttlMs`; default 60 s). Its
+    /// `cacheScope` is `private` when callers of different roles see different tools,
+    /// `public` when everyone sees the same list.
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
     }
 
     /// Tools per `tools/list` page (default 100).
@@ -99,7 +130,7 @@ impl ServerHandler for McpServer {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        ServerConfig::new(capabilities)
+        ServerConfig::new(capabilities).with_server_info(self.identity.implementation())
     }
 
     async fn list_tools(
@@ -121,8 +152,19 @@ impl ServerHandler for McpServer {
             None => 0,
         };
         let end = (start + self.page_size).min(all.len());
-        // `resultType` is required on protocol 2026-07-28; rmcp drops it for older peers.
-        let mut page = json!({ "resultType": "complete", "tools": &all[start..end] });
+        // `resultType`, `ttlMs` and `cacheScope` are required on protocol 2026-07-28 (rmcp
+        // drops `resultType` for older peers, which ignore the caching hints).
+        let scope = if self.registry.lists_differ_by_role() {
+            "private"
+        } else {
+            "public"
+        };
+        let mut page = json!({
+            "resultType": "complete",
+            "ttlMs": u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX),
+            "cacheScope": scope,
+            "tools": &all[start..end],
+        });
         if end < all.len() {
             page["nextCursor"] = json!(end.to_string());
         }
@@ -218,16 +260,13 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serves `registry` over stdin/stdout for `caller` until the client disconnects.
+/// Serves `registry` over stdin/stdout for `caller` until the client disconnects (with the
+/// default [`ServerIdentity`]; [`McpServer::serve_stdio`] for another).
 pub async fn serve_stdio(
     registry: Registry,
     caller: Caller,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = McpServer::for_caller(registry, caller)
-        .serve(rmcp::transport::stdio())
-        .await?;
-    service.waiting().await?;
-    Ok(())
+    McpServer::for_caller(registry, caller).serve_stdio().await
 }
 
 /// Settings of [`http_service_with`].
@@ -243,6 +282,8 @@ pub struct McpHttpOptions {
     /// Where the protected resource metadata of this server is published (MCP authorization),
     /// named in the `WWW-Authenticate` header of a `401` so clients can find how to sign in.
     pub resource_metadata: Option<String>,
+    /// Who the server says it is in `serverInfo` (default: `toolgate` and its version).
+    pub identity: ServerIdentity,
 }
 
 impl Default for McpHttpOptions {
@@ -251,6 +292,7 @@ impl Default for McpHttpOptions {
             allowed_hosts: StreamableHttpServerConfig::default().allowed_hosts,
             allowed_origins: Vec::new(),
             resource_metadata: None,
+            identity: ServerIdentity::default(),
         }
     }
 }
@@ -278,6 +320,8 @@ pub fn http_service_with(
         registry,
         callers: Callers::Authenticated(Arc::clone(&auth)),
         page_size: PAGE_SIZE,
+        list_ttl: LIST_TTL,
+        identity: options.identity.clone(),
         listen_accepted_at: Arc::default(),
     };
     let config = StreamableHttpServerConfig::default()

@@ -376,6 +376,13 @@ impl Registry {
             .is_some_and(|entry| config.governance.may_decide(config, approver, entry))
     }
 
+    /// Whether callers of different roles see different tools: then a tool list is private
+    /// to its caller's role (MCP's `cacheScope`), else the same for everyone.
+    pub fn lists_differ_by_role(&self) -> bool {
+        let snapshot = self.inner.snapshot.load();
+        snapshot.entries().iter().any(|entry| entry.rank > 0)
+    }
+
     /// Whether `caller` holds the approver role
     /// ([`RegistryBuilder::approver_role`](crate::RegistryBuilder::approver_role)), so some
     /// waiting calls may be theirs to decide (which ones, [`may_decide`](Self::may_decide)

@@ -20,9 +20,16 @@ def content_text(result):
 
 async def exercise(client):
     report = {}
+    info = client.server_info
+    report["server_info"] = info.model_dump(exclude_none=True) if info else None
     listed, cursor, pages = [], None, 0
     while True:
         page = await client.list_tools(cursor=cursor)
+        if pages == 0:
+            report["list_cache"] = {
+                "ttl_ms": getattr(page, "ttl_ms", None),
+                "cache_scope": getattr(page, "cache_scope", None),
+            }
         listed.extend(page.tools)
         pages += 1
         cursor = page.next_cursor

@@ -8,6 +8,7 @@
 
 pub(crate) mod anthropic;
 pub(crate) mod gemini;
+pub(crate) mod mcp;
 pub(crate) mod openai;
 pub(crate) mod refs;
 
