@@ -50,6 +50,7 @@ mod assets;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -158,9 +159,9 @@ impl Console {
         .to_string();
         let at = self.at;
         let served = Arc::new(Served {
-            page: assets::PAGE.replace("{{base}}", &at),
-            config,
-            components: self.components,
+            page: Bytes::from(assets::PAGE.replace("{{base}}", &at)),
+            config: Bytes::from(config),
+            components: Bytes::from(self.components),
         });
         let root = if at.is_empty() { "/" } else { at.as_str() };
         let mut router = Router::new().route(root, get(page));
@@ -170,7 +171,7 @@ impl Console {
         router
             .route(
                 &format!("{at}/console.js"),
-                get(|| async { script(assets::SCRIPT.to_owned()) }),
+                get(|| async { script(assets::SCRIPT) }),
             )
             .route(
                 &format!("{at}/console.css"),
@@ -182,11 +183,11 @@ impl Console {
     }
 }
 
-/// What the routes serve, fixed when the router is made.
+/// What the routes serve, fixed when the router is made (cheap to clone per request).
 struct Served {
-    page: String,
-    config: String,
-    components: String,
+    page: Bytes,
+    config: Bytes,
+    components: Bytes,
 }
 
 async fn page(State(served): State<Arc<Served>>) -> Response {
@@ -201,7 +202,7 @@ async fn settings(State(served): State<Arc<Served>>) -> Response {
     asset(served.config.clone(), "application/json")
 }
 
-fn script(source: String) -> Response {
+fn script(source: impl Into<axum::body::Body>) -> Response {
     asset(source, "text/javascript; charset=utf-8")
 }
 

@@ -70,12 +70,16 @@ impl Governance {
         !self.sinks.is_empty() || self.audit.is_some()
     }
 
+    /// The rank of `caller` if it holds the approver role (at or above it), else `None`.
+    pub(crate) fn approver_rank_of(&self, config: &Config, caller: &Caller) -> Option<usize> {
+        let rank = config.roles.rank(caller.role())?;
+        (rank >= self.approver_rank?).then_some(rank)
+    }
+
     /// Whether `approver` may see and decide a pending call of `entry`: it holds the
     /// approver role, and the tool is at or below its own role.
     pub(crate) fn may_decide(&self, config: &Config, approver: &Caller, entry: &Entry) -> bool {
-        match (config.roles.rank(approver.role()), self.approver_rank) {
-            (Some(rank), Some(needed)) => rank >= needed && entry.rank <= rank,
-            _ => false,
-        }
+        self.approver_rank_of(config, approver)
+            .is_some_and(|rank| entry.rank <= rank)
     }
 }

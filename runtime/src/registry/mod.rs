@@ -389,13 +389,7 @@ impl Registry {
     /// says).
     pub fn is_approver(&self, caller: &Caller) -> bool {
         let config = &self.inner.config;
-        match (
-            config.roles.rank(caller.role()),
-            config.governance.approver_rank,
-        ) {
-            (Some(rank), Some(needed)) => rank >= needed,
-            _ => false,
-        }
+        config.governance.approver_rank_of(config, caller).is_some()
     }
 
     /// The last `count` calls of a caller (by id), newest first, from the audit store (see
