@@ -10,6 +10,7 @@ pub use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
 use crate::error::ToolError;
+use crate::progress::{Progress, ProgressSink};
 
 /// Application state shared with tools, registered with
 /// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and received as
@@ -93,6 +94,7 @@ pub struct ToolContext {
     pub(crate) caller: Caller,
     pub(crate) call_id: CallId,
     pub(crate) cancel: CancellationToken,
+    pub(crate) progress: Option<ProgressSink>,
 }
 
 impl ToolContext {
@@ -104,6 +106,20 @@ impl ToolContext {
     /// The call's id.
     pub fn call_id(&self) -> &CallId {
         &self.call_id
+    }
+
+    /// Reports how far the call is: `done` of `total` (when known), with a message for
+    /// people (empty for none). It goes to whoever asked to hear it (an MCP client that gave
+    /// a progress token, see [`progress`](crate::progress)), and nowhere otherwise.
+    pub fn progress(&self, done: f64, total: Option<f64>, message: impl Into<String>) {
+        if let Some(sink) = &self.progress {
+            let message = message.into();
+            sink.report(Progress {
+                done,
+                total,
+                message: (!message.is_empty()).then_some(message),
+            });
+        }
     }
 
     /// Cancelled when the call is cancelled or times out; long tools should watch it.

@@ -91,6 +91,7 @@ pub mod http;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod policy;
+pub mod progress;
 pub mod rate_limits;
 mod registry;
 mod roles;

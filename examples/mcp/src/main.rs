@@ -46,11 +46,20 @@ fn reverse_text(
     text.chars().rev().collect()
 }
 
-/// Count to `n`, one number per 100 ms: a slow tool, to see cancellation.
+/// Count to `n`, one number per 100 ms, reporting progress: a slow tool, to see progress
+/// and cancellation.
 #[tool(permission = "user", read_only)]
-async fn slow_count(#[schemars(range(min = 1, max = 1000))] n: u32) -> u32 {
-    for _ in 0..n {
+async fn slow_count(
+    #[schemars(range(min = 1, max = 1000))] n: u32,
+    #[ctx] context: ToolContext,
+) -> u32 {
+    for counted in 1..=n {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        context.progress(
+            f64::from(counted),
+            Some(f64::from(n)),
+            format!("counted {counted}"),
+        );
     }
     n
 }

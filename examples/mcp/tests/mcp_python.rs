@@ -121,6 +121,14 @@ fn stdio_user_sees_its_tools_and_calls_them() {
         "the list is paginated"
     );
     assert_eq!(report["whoami"], "local-user (user)");
+    assert_eq!(
+        report["progress"],
+        serde_json::json!({
+            "heard": [[1.0, 3.0, "counted 1"], [2.0, 3.0, "counted 2"], [3.0, 3.0, "counted 3"]],
+            "result": "3"
+        }),
+        "every progress report arrives, in order, before the result"
+    );
     assert_eq!(report["too_long"]["is_error"], true);
     assert!(
         report["too_long"]["text"]

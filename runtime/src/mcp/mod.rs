@@ -8,7 +8,9 @@
 //! `format`s, and caching hints: `ttlMs` ([`McpServer::list_ttl`]) and `cacheScope`
 //! (`private` when roles see different lists); `tools/call` runs through the registry (validation, policy,
 //! audit) and answers argument and execution errors as results with `isError: true`, so a
-//! model can read and fix them; an unknown or hidden tool is a protocol error. A client's
+//! model can read and fix them; an unknown or hidden tool is a protocol error. A tool's
+//! [progress](crate::progress) reports reach a client that gave a progress token as
+//! `notifications/progress`, in order, before the result. A client's
 //! cancellation notification cancels the running call, and
 //! `notifications/tools/list_changed` follows every run-time change of what the caller sees:
 //! on the connection for clients of the `initialize` handshake, and on a
@@ -20,6 +22,7 @@
 mod client;
 mod identity;
 mod list_changes;
+mod progress;
 mod server;
 
 pub use client::{ImportedServer, ImportedTool, McpImport, McpImportError};

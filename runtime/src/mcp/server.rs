@@ -19,11 +19,12 @@ use crate::call::ToolCall;
 use crate::caller::Caller;
 use crate::formats::{Format, mcp};
 use crate::http::{AuthError, Authenticate};
-use crate::registry::{Registry, ToolsAsOf};
+use crate::registry::{CallOptions, Registry, ToolsAsOf};
 use crate::sync::lock;
 
 use super::identity::ServerIdentity;
 use super::list_changes::notify_visible_changes;
+use super::progress;
 
 /// Tools per `tools/list` page.
 const PAGE_SIZE: usize = 100;
@@ -185,10 +186,23 @@ impl ServerHandler for McpServer {
         };
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
-        let outcome = self
-            .registry
-            .call_with_cancel(&caller, call, context.ct.clone())
-            .await;
+        // A client that gave a progress token hears the tool's progress reports.
+        let (progress, forwarding) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, forwarding) = progress::forward(context.peer.clone(), token);
+                (Some(sink), Some(forwarding))
+            }
+            None => (None, None),
+        };
+        let options = CallOptions {
+            cancel: Some(context.ct.clone()),
+            progress,
+            ..CallOptions::default()
+        };
+        let outcome = self.registry.call_with(&caller, call, options).await;
+        if let Some(forwarding) = forwarding {
+            forwarding.finish().await;
+        }
         let mut result = mcp::call_tool_result(&outcome, Some(&definition));
         result["resultType"] = json!("complete");
         let result: CallToolResult = serde_json::from_value(result)

@@ -56,6 +56,8 @@ pub struct CallOptions {
     pub dry_run: bool,
     /// The agent run the call belongs to (see [`BatchOptions::run_id`]).
     pub run_id: Option<String>,
+    /// Where the tool's progress reports go (see [`progress`](crate::progress)).
+    pub progress: Option<crate::progress::ProgressSink>,
 }
 
 pub(crate) async fn run(
@@ -92,6 +94,8 @@ pub(crate) async fn run(
         cancel: &cancel,
         dry_run,
         run_id: run_id.as_deref(),
+        // Progress is asked for one call at a time (`CallOptions::progress`).
+        progress: None,
     };
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
@@ -122,6 +126,7 @@ pub(crate) async fn run(
                         cancel: &cancel,
                         dry_run,
                         run_id: run_id.as_deref(),
+                        progress: None,
                     };
                     execute::execute(&run, call).await
                 });

@@ -18,6 +18,7 @@ use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
+use crate::progress::ProgressSink;
 use crate::registry::Config;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
@@ -36,6 +37,8 @@ pub(crate) struct Run<'a> {
     pub(crate) dry_run: bool,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
+    /// Where the tool's progress reports go.
+    pub(crate) progress: Option<&'a ProgressSink>,
 }
 
 pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
@@ -97,7 +100,13 @@ async fn decide_and_run(
         Authorized::DryRun(report) => Ok(report),
         Authorized::Run(arguments) => {
             before_run(run.config, run.caller, id, name, trail).await?;
-            perform(run.config, entry, run.caller, id, arguments, run.cancel).await
+            let running = Running {
+                caller: run.caller,
+                call_id: id,
+                cancel: run.cancel,
+                progress: run.progress,
+            };
+            perform(run.config, entry, &running, arguments).await
         }
     }
 }
@@ -187,23 +196,37 @@ fn quoted_alternatives(names: &[String]) -> String {
     }
 }
 
+/// Who a call runs for, and what goes with it.
+#[derive(Clone, Copy)]
+pub(crate) struct Running<'a> {
+    pub(crate) caller: &'a Caller,
+    pub(crate) call_id: &'a str,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) progress: Option<&'a ProgressSink>,
+}
+
 /// Runs the tool in the calling task, racing it against its timeout and the caller's
 /// cancellation; a panic is caught and becomes an error. (A batch runs each of its parallel
 /// calls in a task of its own, so they also use several cores.)
 pub(crate) async fn perform(
     config: &Config,
     entry: &Entry,
-    caller: &Caller,
-    call_id: &str,
+    running: &Running<'_>,
     arguments: Value,
-    cancel: &CancellationToken,
 ) -> ToolResult {
+    let Running {
+        caller,
+        call_id,
+        cancel,
+        progress,
+    } = *running;
     let context = ToolContext {
         states: Arc::clone(&config.states),
         caller: caller.clone(),
         call_id: CallId(call_id.into()),
         // Its own token, cancelled below on timeout or cancellation.
         cancel: CancellationToken::new(),
+        progress: progress.cloned(),
     };
     let timeout = entry.definition.timeout.or(config.default_timeout);
     let tool_token = context.cancel.clone();

@@ -158,6 +158,8 @@ fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Value>, ToolE
         caller: asking.caller.clone(),
         call_id: CallId(asking.call_id.into()),
         cancel: asking.cancel.clone(),
+        // A review looks at the call before it runs: nothing to report yet.
+        progress: None,
     };
     let tool = &asking.entry.definition.name;
     contained("the tool's review", tool, || {

@@ -269,6 +269,7 @@ impl Registry {
             cancel: &cancel,
             dry_run: options.dry_run,
             run_id: options.run_id.as_deref(),
+            progress: options.progress.as_ref(),
         };
         execute::execute(&run, call).await
     }

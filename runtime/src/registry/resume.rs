@@ -12,7 +12,7 @@ use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::events::EventKind;
 use crate::registry::Config;
-use crate::registry::execute::{find, perform, read_arguments};
+use crate::registry::execute::{Running, find, perform, read_arguments};
 use crate::registry::govern::refused_by_a_person;
 use crate::registry::record::{Trail, before_run, finish};
 use crate::registry::snapshot::Snapshot;
@@ -60,7 +60,14 @@ pub(crate) async fn resume(
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
                 before_run(config, &caller, &call_id, &tool, &trail).await?;
-                perform(config, entry, &caller, &call_id, arguments, &cancel).await
+                let running = Running {
+                    caller: &caller,
+                    call_id: &call_id,
+                    cancel: &cancel,
+                    // Nobody asked: the caller who made the call is not waiting on it.
+                    progress: None,
+                };
+                perform(config, entry, &running, arguments).await
             }
             .await
         }

@@ -55,6 +55,14 @@ async def exercise(client):
     report["whoami"] = content_text(who)
     invalid = await client.call_tool("add", {"a": "two", "b": 40})
     report["invalid"] = {"is_error": invalid.is_error, "text": content_text(invalid)}
+    if "slow_count" in report["tools"]:
+        heard = []
+
+        async def on_progress(progress, total, message):
+            heard.append([progress, total, message])
+
+        counted = await client.call_tool("slow_count", {"n": 3}, progress_callback=on_progress)
+        report["progress"] = {"heard": heard, "result": content_text(counted)}
     if "reverse_text" in report["tools"]:
         too_long = await client.call_tool("reverse_text", {"text": "x" * 500})
         report["too_long"] = {"is_error": too_long.is_error, "text": content_text(too_long)}
