@@ -89,6 +89,29 @@ async fn sign_in_at(page: &mut Page, url: &str, token: &str) {
         .await;
 }
 
+/// A browser with two tabs, the clinic's admin and its staff member, both signed in. The
+/// browser goes when it is dropped, so it is returned too.
+async fn admin_and_staff(site: &Site) -> (Chromium, Page, Page) {
+    let browser = Chromium::start().await;
+    let mut admin = browser.page().await;
+    let mut staff = browser.page().await;
+    sign_in(&mut admin, site, "admin-token").await;
+    sign_in(&mut staff, site, "staff-token").await;
+    (browser, admin, staff)
+}
+
+/// Calls `tool` through the console's own form, with `arguments` as typed into it.
+async fn call_through_form(page: &mut Page, tool: &str, arguments: &str) {
+    page.eval(&format!(
+        "document.getElementById('call-tool').value = {}; \
+         document.getElementById('call-arguments').value = {}; \
+         document.getElementById('call-form').requestSubmit(); true",
+        json!(tool),
+        json!(arguments)
+    ))
+    .await;
+}
+
 async fn text_of(page: &mut Page, selector: &str) -> String {
     let expression = format!("document.querySelector({}).textContent", json!(selector));
     page.eval(&expression)
@@ -116,11 +139,7 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_sees_a_call_appear_approves_it_and_it_runs_once() {
     let site = clinic().await;
-    let browser = Chromium::start().await;
-    let mut admin = browser.page().await;
-    let mut staff = browser.page().await;
-    sign_in(&mut admin, &site, "admin-token").await;
-    sign_in(&mut staff, &site, "staff-token").await;
+    let (_browser, mut admin, mut staff) = admin_and_staff(&site).await;
     assert_eq!(text_of(&mut admin, "#signed-in").await, "root (admin)");
     assert_eq!(
         staff
@@ -293,11 +312,7 @@ async fn an_admin_sees_a_call_appear_approves_it_and_it_runs_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_call_shows_the_reason_to_the_approver_and_the_caller() {
     let site = clinic().await;
-    let browser = Chromium::start().await;
-    let mut admin = browser.page().await;
-    let mut staff = browser.page().await;
-    sign_in(&mut admin, &site, "admin-token").await;
-    sign_in(&mut staff, &site, "staff-token").await;
+    let (_browser, mut admin, mut staff) = admin_and_staff(&site).await;
 
     let waiting = site
         .call(
@@ -375,13 +390,7 @@ async fn a_result_is_shown_by_the_component_its_tool_names() {
     );
     assert!(!tools.to_string().contains("system_stats"), "{tools}");
 
-    alice
-        .eval(
-            "document.getElementById('call-tool').value = 'get_pet_records'; \
-             document.getElementById('call-arguments').value = '{\"pet_id\": 2}'; \
-             document.getElementById('call-form').requestSubmit(); true",
-        )
-        .await;
+    call_through_form(&mut alice, "get_pet_records", r#"{"pet_id": 2}"#).await;
     alice
         .wait_for("document.querySelector('#feed .pet-card')", "the pet card")
         .await;
@@ -398,13 +407,7 @@ async fn a_result_is_shown_by_the_component_its_tool_names() {
     );
 
     // A tool without a component: its result as JSON.
-    alice
-        .eval(
-            "document.getElementById('call-tool').value = 'list_services'; \
-             document.getElementById('call-arguments').value = '{}'; \
-             document.getElementById('call-form').requestSubmit(); true",
-        )
-        .await;
+    call_through_form(&mut alice, "list_services", "{}").await;
     let json_text = alice
         .wait_for(
             "document.querySelector('#feed li[data-tool=list_services][data-status=executed] pre.json')?.textContent",
@@ -415,12 +418,7 @@ async fn a_result_is_shown_by_the_component_its_tool_names() {
     assert_eq!(services[0]["service"], "checkup");
 
     // Arguments that are not JSON are refused in the page, before any call.
-    alice
-        .eval(
-            "document.getElementById('call-arguments').value = '{pet_id: 2'; \
-             document.getElementById('call-form').requestSubmit(); true",
-        )
-        .await;
+    call_through_form(&mut alice, "get_pet_records", "{pet_id: 2").await;
     let error = alice
         .wait_for(
             "document.getElementById('call-error').textContent",
