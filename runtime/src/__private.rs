@@ -213,6 +213,30 @@ impl<T: ?Sized> OutputWithoutSchema for &OutputProbe<T> {
     }
 }
 
+/// Chosen when the output type is content ([`crate::content::ContentResult`]).
+pub trait OutputIsContent {
+    /// Yes.
+    fn returns_content(&self) -> bool;
+}
+
+impl<T: crate::content::ContentResult> OutputIsContent for OutputProbe<T> {
+    fn returns_content(&self) -> bool {
+        true
+    }
+}
+
+/// Chosen otherwise.
+pub trait OutputIsValue {
+    /// No.
+    fn returns_content(&self) -> bool;
+}
+
+impl<T: ?Sized> OutputIsValue for &OutputProbe<T> {
+    fn returns_content(&self) -> bool {
+        false
+    }
+}
+
 /// Wraps a tool's error for conversion (autoref specialization: `ToolError` kept as is,
 /// anything else `Display`ed).
 pub struct ErrorProbe<E>(pub E);

@@ -6,7 +6,19 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::arguments::ToolArguments;
+use crate::content::Content;
 use crate::error::ToolError;
+
+/// The blocks of a successful content result.
+pub(crate) fn content_of(
+    is_content: bool,
+    result: &Result<Value, ToolError>,
+) -> Option<Vec<Content>> {
+    match result {
+        Ok(value) if is_content => crate::content::blocks_of(value).ok(),
+        _ => None,
+    }
+}
 
 /// A call a model asked for: its id, the tool's name and the arguments.
 ///
@@ -62,6 +74,9 @@ pub struct ToolOutcome {
     /// one and the caller may see it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ui: Option<String>,
+    /// The result is a list of [`Content`] blocks (see [`ToolOutcome::content`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_content: bool,
 }
 
 impl ToolOutcome {
@@ -73,6 +88,11 @@ impl ToolOutcome {
     /// The error, if the call failed.
     pub fn error(&self) -> Option<&ToolError> {
         self.result.as_ref().err()
+    }
+
+    /// The result's content blocks, when the tool returns [`content`](crate::content).
+    pub fn content(&self) -> Option<Vec<Content>> {
+        content_of(self.is_content, &self.result)
     }
 }
 

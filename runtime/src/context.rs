@@ -6,11 +6,14 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 pub use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
 use crate::error::ToolError;
-use crate::progress::{Progress, ProgressSink};
+use crate::input::ClientInput;
+use crate::progress::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 
 /// Application state shared with tools, registered with
 /// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and received as
@@ -95,6 +98,8 @@ pub struct ToolContext {
     pub(crate) call_id: CallId,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress: Option<ProgressSink>,
+    pub(crate) log: Option<LogSink>,
+    pub(crate) input: Option<Arc<ClientInput>>,
 }
 
 impl ToolContext {
@@ -118,6 +123,18 @@ impl ToolContext {
                 done,
                 total,
                 message: (!message.is_empty()).then_some(message),
+            });
+        }
+    }
+
+    /// Logs a message (text, or any JSON) for the caller's client, when it asked for
+    /// messages of this level (an MCP client, see [`progress`](crate::progress)); nowhere
+    /// otherwise. The application's own logs are `tracing`'s.
+    pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        if let Some(sink) = &self.log {
+            sink.log(LogMessage {
+                level,
+                data: data.into(),
             });
         }
     }

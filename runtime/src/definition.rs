@@ -104,6 +104,12 @@ pub struct ToolDefinition {
     /// with a component the application registers. A name as [`is_valid_ui_name`] allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<String>,
+    /// The result is a list of [`Content`](crate::content::Content) blocks (images, audio,
+    /// resources, text) rather than a JSON value: set by `#[tool]` for a function returning
+    /// `Content` or `Vec<Content>`, and by the MCP importer for a remote tool without an
+    /// output schema.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub returns_content: bool,
     /// Time limit of one call; `None` uses the registry's default.
     #[serde(skip)]
     pub timeout: Option<Duration>,
@@ -150,6 +156,7 @@ impl ToolDefinition {
             input_schema,
             output_schema: None,
             ui: None,
+            returns_content: false,
             timeout: None,
             source: None,
             secret_arguments: Vec::new(),

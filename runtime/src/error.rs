@@ -39,6 +39,9 @@ pub enum ErrorCode {
     ApprovalRequired,
     /// A person refused the call.
     ApprovalDenied,
+    /// The call needs answers from the user that only an MCP client can give
+    /// ([`InputRequired`](crate::input::InputRequired) in `details`); it has not finished.
+    InputRequired,
     /// Too many calls by this caller or of this tool; `details.retry_after_ms` says when.
     RateLimited,
     /// The batch has more calls than the registry accepts at once.
@@ -87,6 +90,7 @@ known_codes! {
     Denied => "denied",
     ApprovalRequired => "approval_required",
     ApprovalDenied => "approval_denied",
+    InputRequired => "input_required",
     RateLimited => "rate_limited",
     BatchTooLarge => "batch_too_large",
     StoreUnavailable => "store_unavailable",

@@ -79,6 +79,7 @@ mod caller;
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]
 pub mod console;
+pub mod content;
 mod context;
 mod definition;
 mod error;
@@ -87,6 +88,7 @@ pub mod formats;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod http;
+pub mod input;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

@@ -1,4 +1,6 @@
-//! How far a running call is, for whoever asked to hear it: a tool reports with
+//! What a running call tells whoever asked to hear it: how far it is, and log messages.
+//!
+//! How far: a tool reports with
 //! [`ToolContext::progress`](crate::ToolContext::progress); the caller's
 //! [`CallOptions::progress`](crate::CallOptions::progress) receives the reports (the MCP
 //! server sends them as progress notifications to a client that gave a progress token).
@@ -71,5 +73,85 @@ impl ProgressSink {
 impl fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgressSink")
+    }
+}
+
+/// How much a log message matters (the syslog levels MCP uses), least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Information.
+    Info,
+    /// Normal but worth noticing.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A part is failing.
+    Critical,
+    /// Act at once.
+    Alert,
+    /// Nothing works.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level of a name (`"info"`, `"warning"`, ...).
+    pub fn parse(name: &str) -> Option<Self> {
+        use LogLevel::*;
+        [
+            Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency,
+        ]
+        .into_iter()
+        .find(|level| level.name() == name)
+    }
+
+    /// The level's name, as MCP writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// A message a tool logs for its caller's client
+/// ([`ToolContext::log`](crate::ToolContext::log)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LogMessage {
+    /// How much it matters.
+    pub level: LogLevel,
+    /// What it says: text, or any JSON.
+    pub data: serde_json::Value,
+}
+
+/// Where a call's log messages go (the MCP server sends them as `notifications/message` to
+/// a client that asked for a log level).
+#[derive(Clone)]
+pub struct LogSink(Arc<dyn Fn(LogMessage) + Send + Sync>);
+
+impl LogSink {
+    /// Messages go to `receive`, in order, on the tool's own task.
+    pub fn new(receive: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        LogSink(Arc::new(receive))
+    }
+
+    pub(crate) fn log(&self, message: LogMessage) {
+        (self.0)(message);
+    }
+}
+
+impl fmt::Debug for LogSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LogSink")
     }
 }

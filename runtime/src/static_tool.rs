@@ -27,6 +27,7 @@ pub struct StaticTool {
     pub line: u32,
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Option<Value>,
+    pub returns_content: fn() -> bool,
     pub requirements: fn() -> Vec<StateRequirement>,
     pub invoke: fn(ToolContext, Value) -> ToolFuture,
 }
@@ -48,6 +49,7 @@ impl StaticTool {
             input_schema: (self.input_schema)(),
             output_schema: (self.output_schema)(),
             ui: self.ui.map(str::to_owned),
+            returns_content: (self.returns_content)(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             source: Some(SourceLocation {
                 file: self.file.to_owned(),

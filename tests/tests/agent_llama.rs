@@ -57,6 +57,7 @@ fn examples() -> Vec<Message> {
                 call_id: id.into(),
                 tool: "get_weather".into(),
                 result: Ok(json!({"temp_c": temp})),
+                is_content: false,
             }],
         });
     }

@@ -53,6 +53,12 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
             (&::toolgate::__private::OutputProbe::<#ok_type>::new()).output_schema()
         }
 
+        fn __returns_content() -> bool {
+            #[allow(unused_imports)]
+            use ::toolgate::__private::{OutputIsContent as _, OutputIsValue as _};
+            (&::toolgate::__private::OutputProbe::<#ok_type>::new()).returns_content()
+        }
+
         fn __requirements() -> ::std::vec::Vec<::toolgate::StateRequirement> {
             let mut __requirements = ::std::vec::Vec::new();
             #(__requirements.extend(<#context_types as ::toolgate::FromContext>::requirement());)*

@@ -56,6 +56,7 @@ pub(super) fn record(
             line: #line,
             input_schema: ::toolgate::__private::input_schema::<__ToolArguments>,
             output_schema: __output_schema,
+            returns_content: __returns_content,
             requirements: __requirements,
             invoke: __invoke,
         }

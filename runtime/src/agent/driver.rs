@@ -279,6 +279,7 @@ fn over_the_limit(settings: &Settings, call: &ModelCall) -> ToolOutcome {
         result: Err(error),
         duration: Duration::ZERO,
         ui: None,
+        is_content: false,
     }
 }
 
@@ -299,12 +300,16 @@ pub(crate) fn record(
     arguments: Value,
     outcome: ToolOutcome,
 ) -> ToolResult {
+    let max = settings.max_result_bytes;
+    let is_content = outcome.is_content;
     let result = ToolResult {
         call_id: outcome.call_id,
         tool: outcome.tool,
-        result: outcome
-            .result
-            .map(|value| cut_to_size(value, settings.max_result_bytes)),
+        result: outcome.result.map(|value| match is_content {
+            true => cut_text_blocks(value, max),
+            false => cut_to_size(value, max),
+        }),
+        is_content,
     };
     run.calls.push(CallRecord {
         turn: run.turns,
@@ -331,6 +336,19 @@ fn cut_to_size(value: Value, max: usize) -> Value {
         }
     };
     Value::String(clip(&text, max).into_owned())
+}
+
+/// Content blocks with each text cut to `max` bytes; images, sound and files are kept whole
+/// (the provider bounds those).
+fn cut_text_blocks(mut value: Value, max: usize) -> Value {
+    for block in value.as_array_mut().into_iter().flatten() {
+        if let Some(Value::String(text)) = block.get_mut("text")
+            && text.len() > max
+        {
+            *text = clip(text, max).into_owned();
+        }
+    }
+    value
 }
 
 /// The arguments as the model wrote them, secrets redacted, for records and approvers.

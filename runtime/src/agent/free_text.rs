@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Model, ModelFuture, ModelReply, ModelRequest};
-use crate::formats::{FormatErrorKind, calls_from_text, result_text};
+use crate::formats::{FormatErrorKind, calls_from_text, outcome_text};
 
 /// Wraps a model that cannot call tools natively: it is sent no `tools`, but a system
 /// prompt that lists them and says how to call one (a JSON object in a ```json block); its
@@ -110,7 +110,7 @@ fn results_as_text(results: &[ToolResult]) -> String {
             text,
             "Result of {}: {}",
             result.tool,
-            result_text(&result.result)
+            outcome_text(&result.to_outcome())
         );
     }
     text.trim_end().to_owned()

@@ -74,6 +74,10 @@ pub struct ToolResult {
     pub tool: String,
     /// The result (cut to the run's size limit, with a marker), or the error.
     pub result: Result<Value, ToolError>,
+    /// The result is [`Content`](crate::content::Content) blocks (see
+    /// [`ToolOutcome::content`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_content: bool,
 }
 
 impl ToolResult {
@@ -85,6 +89,7 @@ impl ToolResult {
             result: self.result.clone(),
             duration: std::time::Duration::ZERO,
             ui: None,
+            is_content: self.is_content,
         }
     }
 }

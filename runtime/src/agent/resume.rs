@@ -162,6 +162,7 @@ async fn decided_elsewhere(
             result: decided.result,
             duration: Duration::ZERO,
             ui: None,
+            is_content: decided.is_content,
         });
     Ok(outcome)
 }
@@ -177,6 +178,7 @@ fn expired(waiting: &PendingApproval) -> ToolOutcome {
         result: Err(error),
         duration: Duration::ZERO,
         ui: None,
+        is_content: false,
     }
 }
 

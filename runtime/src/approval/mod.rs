@@ -2,9 +2,10 @@
 //! single-use ticket, redeemed with [`Registry::approve`](crate::Registry::approve) or
 //! [`Registry::deny`](crate::Registry::deny)).
 
+mod caller;
 mod grants;
 mod pending;
-mod ticket;
+pub(crate) mod ticket;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,6 +13,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub(crate) use caller::confirmation_required;
+pub use caller::{AskCaller, CONFIRMATION_KEY, Confirmation, answer_of, confirmation_form};
 pub use grants::{Grant, GrantStore, MemoryGrantStore};
 pub use pending::{DecidedCall, MemoryPendingStore, PendingCall, PendingStore};
 pub use ticket::TicketError;

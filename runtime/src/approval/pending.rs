@@ -40,6 +40,11 @@ pub struct PendingCall {
     pub review: Option<Value>,
     /// The agent run that made the call, if any.
     pub run_id: Option<String>,
+    /// The call waits for its own caller's confirmation through their client (see
+    /// [`AskCaller::Later`](crate::approval::AskCaller::Later)), not for an approver: it is
+    /// neither listed for approvers nor redeemable by them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub caller_confirms: bool,
 }
 
 fn caller_id<S: serde::Serializer>(caller: &Caller, serializer: S) -> Result<S::Ok, S::Error> {
@@ -56,6 +61,9 @@ pub struct DecidedCall {
     pub tool: String,
     /// The outcome the model is to read.
     pub result: Result<Value, ToolError>,
+    /// The result is content blocks (see [`ToolOutcome::content`](crate::ToolOutcome::content)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_content: bool,
     /// Kept until then, seconds since the Unix epoch.
     pub keep_until: u64,
 }

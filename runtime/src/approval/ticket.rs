@@ -100,15 +100,33 @@ impl TicketSigner {
             arguments: self.arguments_digest(arguments),
             expires: now_secs() + self.lifetime.as_secs(),
         };
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap_or_default());
-        let signature =
-            URL_SAFE_NO_PAD.encode(self.mac(payload.as_bytes()).finalize().into_bytes());
-        (format!("{payload}.{signature}"), claims)
+        (self.seal(&claims), claims)
     }
 
     /// The claims of a genuine, unexpired ticket.
     pub(crate) fn verify(&self, ticket: &str) -> Result<TicketClaims, TicketError> {
-        let (payload, signature) = ticket.split_once('.').ok_or(TicketError::Invalid)?;
+        let claims: TicketClaims = self.open(ticket)?;
+        if claims.expires <= now_secs() {
+            return Err(TicketError::Expired);
+        }
+        Ok(claims)
+    }
+
+    /// `claims` signed: `base64url(JSON) . base64url(HMAC-SHA256)` (readable, not secret).
+    pub(crate) fn seal(&self, claims: &impl Serialize) -> String {
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
+        let signature =
+            URL_SAFE_NO_PAD.encode(self.mac(payload.as_bytes()).finalize().into_bytes());
+        format!("{payload}.{signature}")
+    }
+
+    /// The claims of a value [`seal`](Self::seal)ed with this key; anything else, or a value
+    /// changed by a single bit, is `Invalid`.
+    pub(crate) fn open<T: serde::de::DeserializeOwned>(
+        &self,
+        sealed: &str,
+    ) -> Result<T, TicketError> {
+        let (payload, signature) = sealed.split_once('.').ok_or(TicketError::Invalid)?;
         let signature = URL_SAFE_NO_PAD
             .decode(signature)
             .map_err(|_| TicketError::Invalid)?;
@@ -119,12 +137,12 @@ impl TicketSigner {
         let claims = URL_SAFE_NO_PAD
             .decode(payload)
             .map_err(|_| TicketError::Invalid)?;
-        let claims: TicketClaims =
-            serde_json::from_slice(&claims).map_err(|_| TicketError::Invalid)?;
-        if claims.expires <= now_secs() {
-            return Err(TicketError::Expired);
-        }
-        Ok(claims)
+        serde_json::from_slice(&claims).map_err(|_| TicketError::Invalid)
+    }
+
+    /// How long tickets (and other sealed states) live.
+    pub(crate) fn lifetime(&self) -> Duration {
+        self.lifetime
     }
 
     /// The keyed digest of a call's arguments that a ticket carries.

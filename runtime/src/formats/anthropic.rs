@@ -72,7 +72,10 @@ pub fn tool_result_message(outcomes: &[ToolOutcome]) -> Value {
             json!({
                 "type": "tool_result",
                 "tool_use_id": outcome.call_id,
-                "content": result_text(&outcome.result),
+                "content": match outcome.content() {
+                    Some(blocks) => super::content::anthropic(&blocks),
+                    None => Value::String(result_text(&outcome.result)),
+                },
                 "is_error": outcome.result.is_err()
             })
         })

@@ -90,11 +90,20 @@ pub fn function_response_content(outcomes: &[ToolOutcome]) -> Value {
     let parts: Vec<Value> = outcomes
         .iter()
         .map(|outcome| {
-            let response = match &outcome.result {
-                Ok(value) => json!({ "output": value }),
-                Err(error) => json!({ "error": error }),
+            let (response, media) = match (&outcome.result, outcome.content()) {
+                (Ok(_), Some(blocks)) => {
+                    let (text, media) = super::content::gemini(&blocks);
+                    (json!({ "output": text }), media)
+                }
+                (Ok(value), None) => (json!({ "output": value }), Vec::new()),
+                (Err(error), _) => (json!({ "error": error }), Vec::new()),
             };
             let mut function_response = json!({"name": outcome.tool, "response": response});
+            // Images, sound and files go with the response itself (multimodal function
+            // responses).
+            if !media.is_empty() {
+                function_response["parts"] = Value::Array(media);
+            }
             if !outcome.call_id.starts_with(GENERATED_ID_PREFIX) {
                 function_response["id"] = Value::String(outcome.call_id.clone());
             }

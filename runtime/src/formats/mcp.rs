@@ -96,9 +96,13 @@ pub fn call_from_params(
     ))
 }
 
-/// A `CallToolResult`: the result as text content, `structuredContent` when the tool has an
+/// A `CallToolResult`: content blocks as they are (see [`content`](crate::content)), else
+/// the result as text content, `structuredContent` when the tool has an
 /// output schema, and `isError: true` for every failure, so the model can read and fix it.
 pub fn call_tool_result(outcome: &ToolOutcome, definition: Option<&ToolDefinition>) -> Value {
+    if let Some(blocks) = outcome.content() {
+        return json!({"content": blocks, "isError": false});
+    }
     let mut result = json!({
         "content": [{"type": "text", "text": result_text(&outcome.result)}],
         "isError": outcome.result.is_err()

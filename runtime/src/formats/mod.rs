@@ -14,6 +14,7 @@
 //! of it. Ids are kept end to end, and every writer gives one result per outcome, in order.
 
 pub mod anthropic;
+mod content;
 mod deferred;
 mod error;
 mod free_text;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::call::ToolOutcome;
 pub use deferred::{NoNativeToolSearch, deferred_tools};
 pub use error::{FormatError, FormatErrorKind};
 pub use free_text::calls_from_text;
@@ -120,6 +122,15 @@ pub fn result_text(result: &Result<Value, ToolError>) -> String {
         Ok(Value::String(text)) => text.clone(),
         Ok(value) => value.to_string(),
         Err(error) => json!({ "error": error }).to_string(),
+    }
+}
+
+/// The text a model reads for an outcome: [`result_text`], or for content (images, audio,
+/// resources) its text with a line describing each other block.
+pub fn outcome_text(outcome: &ToolOutcome) -> String {
+    match outcome.content() {
+        Some(blocks) => crate::content::describe_all(&blocks),
+        None => result_text(&outcome.result),
     }
 }
 

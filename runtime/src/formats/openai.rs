@@ -9,7 +9,7 @@ pub use super::schema::openai::{
 };
 
 use super::error::{FormatError, arguments_field, string_field};
-use super::{result_text, warn_not_strict};
+use super::{outcome_text, result_text, warn_not_strict};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::definition::ToolDefinition;
 
@@ -134,14 +134,21 @@ pub fn calls_from_responses(response: &Value) -> Result<Vec<ToolCall>, FormatErr
 pub fn tool_messages(outcomes: &[ToolOutcome]) -> Vec<Value> {
     outcomes
         .iter()
-        .map(|outcome| json!({"role": "tool", "tool_call_id": outcome.call_id, "content": result_text(&outcome.result)}))
+        .map(|outcome| json!({"role": "tool", "tool_call_id": outcome.call_id, "content": outcome_text(outcome)}))
         .collect()
 }
 
-/// One `{"type": "function_call_output", "call_id", "output"}` item per outcome, in order.
+/// One `{"type": "function_call_output", "call_id", "output"}` item per outcome, in order;
+/// content (images, PDF files) as a list of input parts.
 pub fn function_call_outputs(outcomes: &[ToolOutcome]) -> Vec<Value> {
     outcomes
         .iter()
-        .map(|outcome| json!({"type": "function_call_output", "call_id": outcome.call_id, "output": result_text(&outcome.result)}))
+        .map(|outcome| {
+            let output = match outcome.content() {
+                Some(blocks) => super::content::openai_responses(&blocks),
+                None => Value::String(result_text(&outcome.result)),
+            };
+            json!({"type": "function_call_output", "call_id": outcome.call_id, "output": output})
+        })
         .collect()
 }

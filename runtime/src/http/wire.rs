@@ -28,6 +28,9 @@ pub struct OutcomeBody {
     /// The UI component that renders the result, if the tool names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ui: Option<String>,
+    /// `result` is a list of content blocks (images, audio, resources, text).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub content: bool,
 }
 
 impl From<ToolOutcome> for OutcomeBody {
@@ -45,6 +48,7 @@ impl From<ToolOutcome> for OutcomeBody {
             error,
             duration_ms,
             ui: outcome.ui,
+            content: outcome.is_content,
         }
     }
 }

@@ -361,7 +361,8 @@ impl Tool for ImportedTool {
 
     fn call(&self, _context: ToolContext, arguments: Value) -> ToolFuture {
         let (connection, name) = (Arc::clone(&self.connection), self.remote_name.clone());
-        Box::pin(async move { result_of(connection.call(&name, arguments).await?) })
+        let structured = self.definition.output_schema.is_some();
+        Box::pin(async move { result_of(connection.call(&name, arguments).await?, structured) })
     }
 }
 
@@ -406,6 +407,9 @@ fn definition_of(
         .output_schema
         .as_ref()
         .map(|schema| Value::Object((**schema).clone()));
+    // Without an output schema a result is content blocks: images, audio and resources are
+    // kept, not only the text.
+    definition.returns_content = definition.output_schema.is_none();
     let annotations = remote.annotations.as_ref();
     let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
     // MCP's defaults: a tool that does not say otherwise may be destructive and open-world.
@@ -424,9 +428,10 @@ fn definition_of(
     definition
 }
 
-/// The server's answer as a tool result: errors as errors, structured content when given,
-/// otherwise the text (parsed when it is JSON).
-fn result_of(result: CallToolResult) -> Result<Value, ToolError> {
+/// The server's answer as a tool result: errors as errors; for a tool with an output schema
+/// its structured content (or the text, parsed when it is JSON); otherwise the content
+/// blocks as they came, a block of a kind toolgate does not know described in text.
+fn result_of(result: CallToolResult, structured: bool) -> Result<Value, ToolError> {
     let text: String = result
         .content
         .iter()
@@ -440,8 +445,28 @@ fn result_of(result: CallToolResult) -> Result<Value, ToolError> {
             text
         }));
     }
+    if !structured {
+        return Ok(Value::Array(
+            result.content.iter().map(content_block).collect(),
+        ));
+    }
     if let Some(structured) = result.structured_content {
         return Ok(structured);
     }
     Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// One remote content block as a [`Content`](crate::content::Content) block.
+fn content_block(block: &rmcp::model::ContentBlock) -> Value {
+    let value = serde_json::to_value(block).unwrap_or(Value::Null);
+    match serde_json::from_value::<crate::content::Content>(value.clone()) {
+        Ok(known) => serde_json::to_value(known).unwrap_or(Value::Null),
+        Err(_) => {
+            let kind = value
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
+            json!({"type": "text", "text": format!("[content of type `{kind}` left out]")})
+        }
+    }
 }

@@ -10,7 +10,15 @@
 //! audit) and answers argument and execution errors as results with `isError: true`, so a
 //! model can read and fix them; an unknown or hidden tool is a protocol error. A tool's
 //! [progress](crate::progress) reports reach a client that gave a progress token as
-//! `notifications/progress`, in order, before the result. A client's
+//! `notifications/progress`, in order, before the result, and its
+//! [log messages](crate::ToolContext::log) a client that asked for a log level as
+//! `notifications/message`. Results may be [content](crate::content) (images, audio,
+//! resources). A tool can [ask the client](crate::input) for a form, a sampling or its
+//! roots: a protocol 2026-07-28 client gets an `InputRequiredResult` with a signed
+//! `requestState` and calls again with the answers; an `initialize` client is asked by the
+//! server. A call that needs approval, by a caller whose role may decide it, asks the
+//! person at the client the same way (an approval form; single-use, bound to the caller,
+//! tool and arguments); any other such call waits with a ticket for an approver. A client's
 //! cancellation notification cancels the running call, and
 //! `notifications/tools/list_changed` follows every run-time change of what the caller sees:
 //! on the connection for clients of the `initialize` handshake, and on a
@@ -19,8 +27,10 @@
 //!
 //! [`McpImport`] goes the other way: it imports the tools of external MCP servers.
 
+mod call;
 mod client;
 mod identity;
+mod input;
 mod list_changes;
 mod progress;
 mod server;

@@ -6,25 +6,25 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Extensions,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, ErrorData, Extensions, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::call::ToolCall;
 use crate::caller::Caller;
-use crate::formats::{Format, mcp};
+use crate::formats::Format;
 use crate::http::{AuthError, Authenticate};
-use crate::registry::{CallOptions, Registry, ToolsAsOf};
+use crate::registry::{Registry, ToolsAsOf};
 use crate::sync::lock;
 
 use super::identity::ServerIdentity;
 use super::list_changes::notify_visible_changes;
 use super::progress;
+use crate::progress::LogLevel;
 
 /// Tools per `tools/list` page.
 const PAGE_SIZE: usize = 100;
@@ -54,6 +54,8 @@ pub struct McpServer {
     /// acknowledgment goes out before [`ServerHandler::listen`] runs, and a change in between
     /// must still be announced. One per session (see [`McpServer::for_session`]).
     listen_accepted_at: Arc<Mutex<Option<ToolsAsOf>>>,
+    /// The log level an `initialize` client set with `logging/setLevel` (one per session).
+    log_level: Arc<Mutex<Option<LogLevel>>>,
 }
 
 impl McpServer {
@@ -66,13 +68,28 @@ impl McpServer {
             list_ttl: LIST_TTL,
             identity: ServerIdentity::default(),
             listen_accepted_at: Arc::default(),
+            log_level: Arc::default(),
         }
+    }
+
+    pub(super) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The least level of log messages the client of this request wants: the request's own
+    /// (`_meta` on 2026-07-28), else the session's (`logging/setLevel`), else none: a tool's
+    /// messages go to a client only when it asked.
+    pub(super) fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<LogLevel> {
+        #[allow(deprecated)] // logging: deprecated by SEP-2577 after 2026-07-28
+        let requested = context.meta.log_level().map(progress::level_of);
+        requested.or(*lock(&self.log_level))
     }
 
     /// A copy for a new session: same registry and callers, its own subscription state.
     fn for_session(&self) -> Self {
         McpServer {
             listen_accepted_at: Arc::default(),
+            log_level: Arc::default(),
             ..self.clone()
         }
     }
@@ -127,9 +144,13 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
+        #[allow(deprecated)] // logging: deprecated by SEP-2577 after 2026-07-28
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            // No prompts of its own: `prompts/list` answers an empty list, so it is declared.
+            .enable_prompts()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities).with_server_info(self.identity.implementation())
     }
@@ -184,30 +205,17 @@ impl ServerHandler for McpServer {
             let error = self.registry.unknown_tool(&caller, &request.name);
             return Err(ErrorData::invalid_params(error.message, None));
         };
-        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let call = ToolCall::new(context.id.to_string(), request.name.to_string(), arguments);
-        // A client that gave a progress token hears the tool's progress reports.
-        let (progress, forwarding) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sink, forwarding) = progress::forward(context.peer.clone(), token);
-                (Some(sink), Some(forwarding))
-            }
-            None => (None, None),
-        };
-        let options = CallOptions {
-            cancel: Some(context.ct.clone()),
-            progress,
-            ..CallOptions::default()
-        };
-        let outcome = self.registry.call_with(&caller, call, options).await;
-        if let Some(forwarding) = forwarding {
-            forwarding.finish().await;
-        }
-        let mut result = mcp::call_tool_result(&outcome, Some(&definition));
-        result["resultType"] = json!("complete");
-        let result: CallToolResult = serde_json::from_value(result)
-            .map_err(|error| ErrorData::internal_error(format!("tool result: {error}"), None))?;
-        Ok(result.into())
+        self.call(&caller, &definition, request, &context).await
+    }
+
+    #[allow(deprecated)] // logging: deprecated by SEP-2577 after 2026-07-28
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *lock(&self.log_level) = Some(progress::level_of(request.level));
+        Ok(())
     }
 
     /// Clients of the `initialize` handshake (protocol revisions before 2026-07-28) get
@@ -337,6 +345,7 @@ pub fn http_service_with(
         list_ttl: LIST_TTL,
         identity: options.identity.clone(),
         listen_accepted_at: Arc::default(),
+        log_level: Arc::default(),
     };
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.clone())

@@ -58,6 +58,13 @@ pub struct CallOptions {
     pub run_id: Option<String>,
     /// Where the tool's progress reports go (see [`progress`](crate::progress)).
     pub progress: Option<crate::progress::ProgressSink>,
+    /// Where the tool's log messages go ([`ToolContext::log`](crate::ToolContext::log)).
+    pub log: Option<crate::progress::LogSink>,
+    /// The client's answers to what the tool asked (see [`input`](crate::input)).
+    pub input: Option<crate::input::ClientInput>,
+    /// How to ask the person at the caller's own client about a call that needs approval
+    /// (see [`AskCaller`](crate::approval::AskCaller)); `None` waits with a ticket.
+    pub ask_caller: Option<crate::approval::AskCaller>,
 }
 
 pub(crate) async fn run(
@@ -94,8 +101,8 @@ pub(crate) async fn run(
         cancel: &cancel,
         dry_run,
         run_id: run_id.as_deref(),
-        // Progress is asked for one call at a time (`CallOptions::progress`).
-        progress: None,
+        // Progress, input and the like are one call's (`CallOptions`).
+        client: None,
     };
     let mut outcomes = Vec::with_capacity(calls.len());
     for phase in phases(snapshot, rank, calls, mode) {
@@ -126,7 +133,7 @@ pub(crate) async fn run(
                         cancel: &cancel,
                         dry_run,
                         run_id: run_id.as_deref(),
-                        progress: None,
+                        client: None,
                     };
                     execute::execute(&run, call).await
                 });

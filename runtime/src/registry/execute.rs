@@ -10,6 +10,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::approval::AskCaller;
 use crate::arguments::ToolArguments;
 use crate::audit::redact;
 use crate::bounded::{MAX_QUOTED, clip};
@@ -18,8 +19,10 @@ use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
-use crate::progress::ProgressSink;
+use crate::input::ClientInput;
+use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
+use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
 use crate::registry::record::{Trail, before_run, finish};
@@ -37,8 +40,17 @@ pub(crate) struct Run<'a> {
     pub(crate) dry_run: bool,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
-    /// Where the tool's progress reports go.
-    pub(crate) progress: Option<&'a ProgressSink>,
+    /// What the caller's client brings (single calls only).
+    pub(crate) client: Option<&'a ClientSide>,
+}
+
+/// What the caller's client brings to one call ([`CallOptions`](crate::CallOptions)).
+#[derive(Default)]
+pub(crate) struct ClientSide {
+    pub(crate) progress: Option<ProgressSink>,
+    pub(crate) log: Option<LogSink>,
+    pub(crate) input: Option<Arc<ClientInput>>,
+    pub(crate) ask_caller: Option<AskCaller>,
 }
 
 pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
@@ -80,7 +92,7 @@ async fn decide_and_run(
         ));
     }
     let entry = find(run.config, run.snapshot, run.rank, name)?;
-    trail.ui.clone_from(&entry.definition.ui);
+    trail.seen(&entry.definition);
     let arguments = read_arguments(run.config, entry, arguments, trail)?;
     let governance = &run.config.governance;
     if !run.dry_run {
@@ -93,6 +105,7 @@ async fn decide_and_run(
         call_id: id,
         cancel: run.cancel,
         run_id: run.run_id,
+        ask_caller: run.client.and_then(|client| client.ask_caller.as_ref()),
     };
     let (verdict, authorized) = authorize(&asking, arguments, run.dry_run).await;
     trail.note(verdict);
@@ -104,9 +117,17 @@ async fn decide_and_run(
                 caller: run.caller,
                 call_id: id,
                 cancel: run.cancel,
-                progress: run.progress,
+                client: run.client,
             };
-            perform(run.config, entry, &running, arguments).await
+            // A call its caller approved through their client, whose tool then asks
+            // questions, keeps its approval for the next round (see `AskCaller::Later`).
+            let approved_by_caller = confirm::approved_later(&asking, trail.decision);
+            let kept = approved_by_caller.then(|| arguments.clone());
+            let result = perform(run.config, entry, &running, arguments).await;
+            match kept {
+                Some(arguments) => confirm::carry_approval(&asking, arguments, result).await,
+                None => result,
+            }
         }
     }
 }
@@ -202,7 +223,7 @@ pub(crate) struct Running<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
     pub(crate) cancel: &'a CancellationToken,
-    pub(crate) progress: Option<&'a ProgressSink>,
+    pub(crate) client: Option<&'a ClientSide>,
 }
 
 /// Runs the tool in the calling task, racing it against its timeout and the caller's
@@ -218,7 +239,7 @@ pub(crate) async fn perform(
         caller,
         call_id,
         cancel,
-        progress,
+        client,
     } = *running;
     let context = ToolContext {
         states: Arc::clone(&config.states),
@@ -226,7 +247,9 @@ pub(crate) async fn perform(
         call_id: CallId(call_id.into()),
         // Its own token, cancelled below on timeout or cancellation.
         cancel: CancellationToken::new(),
-        progress: progress.cloned(),
+        progress: client.and_then(|client| client.progress.clone()),
+        log: client.and_then(|client| client.log.clone()),
+        input: client.and_then(|client| client.input.clone()),
     };
     let timeout = entry.definition.timeout.or(config.default_timeout);
     let tool_token = context.cancel.clone();
@@ -246,6 +269,7 @@ pub(crate) async fn perform(
         biased;
         finished = &mut tool => return finished
             .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
+            .and_then(|value| checked_content(&entry.definition, value))
             .map_err(|error| withhold_secrets(entry, error)),
         _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
         _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
@@ -255,6 +279,16 @@ pub(crate) async fn perform(
     drop(tool);
     tool_token.cancel();
     result
+}
+
+/// A content result as a checked list of blocks (a single block becomes a list of one);
+/// any other result as it is.
+fn checked_content(definition: &crate::ToolDefinition, value: Value) -> ToolResult {
+    if !definition.returns_content {
+        return Ok(value);
+    }
+    let blocks = crate::content::blocks_of(&value)?;
+    serde_json::to_value(blocks).map_err(|error| ToolError::execution(error.to_string()))
 }
 
 /// serde's message for arguments the function could not read may quote a value; for a tool

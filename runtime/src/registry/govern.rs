@@ -7,7 +7,10 @@ use std::sync::Arc;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalAnswer, ApprovalRequest, Approver, Grant, PendingCall, TicketError};
+use crate::approval::ticket::TicketClaims;
+use crate::approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, AskCaller, Grant, PendingCall, TicketError,
+};
 use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
 use crate::context::{CallId, CancellationToken, ToolContext};
@@ -15,6 +18,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
+use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
@@ -30,11 +34,13 @@ pub(crate) struct Asking<'a> {
     pub(crate) cancel: &'a CancellationToken,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
+    /// How to ask the caller's own client, where the caller may decide the call.
+    pub(crate) ask_caller: Option<&'a AskCaller>,
 }
 
 impl Asking<'_> {
     /// Reports an event about this call.
-    fn report(&self, kind: impl FnOnce() -> EventKind) {
+    pub(crate) fn report(&self, kind: impl FnOnce() -> EventKind) {
         let governance = &self.config.governance;
         governance.events.publish(|| {
             let run = self.run_id.map(str::to_owned);
@@ -110,28 +116,38 @@ pub(crate) async fn authorize(
         Ok(review) => review,
         Err(error) => return (Verdict::new("review_refused"), Err(error)),
     };
-    let Some((approver_name, approver)) = &governance.approver else {
-        return match defer(asking, arguments, reason, review).await {
-            Ok(waiting) => (Verdict::new("pending_approval"), Err(waiting)),
-            Err(error) => (Verdict::new("require_approval"), Err(unavailable(error))),
-        };
-    };
-    match ask(
-        asking,
-        approver_name,
-        approver.as_ref(),
-        &arguments,
-        reason,
-        review,
-    )
-    .await
+    if let Some((approver_name, approver)) = &governance.approver {
+        let approver = approver.as_ref();
+        return decide_now(asking, approver_name, approver, arguments, reason, review).await;
+    }
+    if let Some(ask_caller) = asking.ask_caller
+        && governance.may_decide(asking.config, asking.caller, asking.entry)
     {
+        return confirm::by_caller(asking, ask_caller, arguments, reason, review).await;
+    }
+    match defer(asking, arguments, reason, review).await {
+        Ok(waiting) => (Verdict::new("pending_approval"), Err(waiting)),
+        Err(error) => (Verdict::new("require_approval"), Err(unavailable(error))),
+    }
+}
+
+/// Asks `approver` while the call waits, and applies its answer.
+pub(crate) async fn decide_now(
+    asking: &Asking<'_>,
+    approver_name: &str,
+    approver: &dyn Approver,
+    arguments: Value,
+    reason: String,
+    review: Option<Value>,
+) -> (Verdict, Result<Authorized, ToolError>) {
+    let tool = &asking.entry.definition.name;
+    match ask(asking, approver_name, approver, &arguments, reason, review).await {
         Ok(answer) => {
             let (verdict, result) = apply_answer(asking, approver_name, answer, arguments).await;
             asking.report(|| EventKind::ApprovalDecided {
                 call_id: asking.call_id.to_owned(),
                 tool: tool.clone(),
-                decided_by: approver_name.clone(),
+                decided_by: approver_name.to_owned(),
                 decision: verdict.decision.to_owned(),
             });
             (verdict.by(approver_name), result.map(Authorized::Run))
@@ -160,6 +176,8 @@ fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Value>, ToolE
         cancel: asking.cancel.clone(),
         // A review looks at the call before it runs: nothing to report yet.
         progress: None,
+        log: None,
+        input: None,
     };
     let tool = &asking.entry.definition.name;
     contained("the tool's review", tool, || {
@@ -189,14 +207,7 @@ async fn ask(
     review: Option<Value>,
 ) -> Result<ApprovalAnswer, ToolError> {
     let tool = &asking.entry.definition;
-    let request = ApprovalRequest {
-        tool: Arc::clone(tool),
-        arguments: redact(arguments, &tool.secret_arguments),
-        caller: asking.caller.clone(),
-        call_id: asking.call_id.to_owned(),
-        reason,
-        review,
-    };
+    let request = approval_request(asking, arguments, reason, review);
     asking.report(|| EventKind::ApprovalRequested {
         call_id: request.call_id.clone(),
         tool: tool.name.clone(),
@@ -222,8 +233,26 @@ async fn ask(
     }
 }
 
+/// What a person is shown about a call: the arguments with secrets redacted.
+pub(crate) fn approval_request(
+    asking: &Asking<'_>,
+    arguments: &Value,
+    reason: String,
+    review: Option<Value>,
+) -> ApprovalRequest {
+    let tool = &asking.entry.definition;
+    ApprovalRequest {
+        tool: Arc::clone(tool),
+        arguments: redact(arguments, &tool.secret_arguments),
+        caller: asking.caller.clone(),
+        call_id: asking.call_id.to_owned(),
+        reason,
+        review,
+    }
+}
+
 /// Turns the approver's answer into the arguments to run with, or the refusal.
-async fn apply_answer(
+pub(crate) async fn apply_answer(
     asking: &Asking<'_>,
     approver_name: &str,
     answer: ApprovalAnswer,
@@ -298,41 +327,54 @@ async fn defer(
     reason: String,
     review: Option<Value>,
 ) -> Result<ToolError, StoreError> {
+    let (ticket, claims) = keep_waiting(asking, arguments, reason.clone(), review, false).await?;
+    Ok(ToolError::new(
+        ErrorCode::ApprovalRequired,
+        format!("this call needs a person's approval ({reason}); it has not run. Tell the user it is waiting for approval"),
+    )
+    .with_details(json!({"ticket": ticket, "ticket_id": claims.id, "expires": claims.expires, "reason": reason})))
+}
+
+/// Keeps a call waiting under a new ticket: for an approver, or for its own caller's
+/// confirmation (then it is not announced to approvers).
+pub(crate) async fn keep_waiting(
+    asking: &Asking<'_>,
+    arguments: Value,
+    reason: String,
+    review: Option<Value>,
+    caller_confirms: bool,
+) -> Result<(String, TicketClaims), StoreError> {
     let governance = &asking.config.governance;
     let tool = &asking.entry.definition.name;
     let (ticket, claims) =
         governance
             .signer
             .issue(asking.caller.id(), tool, asking.call_id, &arguments);
-    let ticket_id = claims.id.clone();
     let event = EventKind::ApprovalRequested {
         call_id: asking.call_id.to_owned(),
         tool: tool.clone(),
         arguments: redact(&arguments, &asking.entry.definition.secret_arguments),
         reason: reason.clone(),
         review: review.clone(),
-        ticket: Some(ticket.clone()),
+        ticket: (!caller_confirms).then(|| ticket.clone()),
     };
     let waiting = PendingCall {
         ticket: ticket.clone(),
-        ticket_id: claims.id,
+        ticket_id: claims.id.clone(),
         caller: asking.caller.clone(),
         call_id: asking.call_id.to_owned(),
         tool: tool.clone(),
         arguments,
-        reason: reason.clone(),
+        reason,
         requested: crate::time::now_secs(),
         expires: claims.expires,
         review,
         run_id: asking.run_id.map(str::to_owned),
+        caller_confirms,
     };
     governance.pending.put(waiting).await?;
     asking.report(|| event);
-    Ok(ToolError::new(
-        ErrorCode::ApprovalRequired,
-        format!("this call needs a person's approval ({reason}); it has not run. Tell the user it is waiting for approval"),
-    )
-    .with_details(json!({"ticket": ticket, "ticket_id": ticket_id, "expires": claims.expires, "reason": reason})))
+    Ok((ticket, claims))
 }
 
 /// Checks a ticket and takes its pending call, exactly once, if `approver` may decide it.
@@ -351,9 +393,11 @@ pub(crate) async fn redeem(
         .await
         .map_err(ticket_store_failed)?
         .ok_or(TicketError::AlreadyUsed)?;
-    let decidable = snapshot
-        .any(&waiting.tool)
-        .is_some_and(|entry| governance.may_decide(config, approver, entry));
+    // A call waiting for its own caller's confirmation is no approver's to decide.
+    let decidable = !waiting.caller_confirms
+        && snapshot
+            .any(&waiting.tool)
+            .is_some_and(|entry| governance.may_decide(config, approver, entry));
     if !decidable {
         return Err(TicketError::AlreadyUsed);
     }
@@ -389,6 +433,7 @@ pub(crate) async fn pending_for(
     let pending = governance.pending.list().await?;
     let decidable = pending
         .into_iter()
+        .filter(|call| !call.caller_confirms)
         .filter_map(|mut call| {
             let entry = snapshot.any(&call.tool)?;
             if !governance.may_decide(config, approver, entry) {

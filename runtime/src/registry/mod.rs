@@ -3,6 +3,7 @@
 mod batch;
 mod builder;
 mod config;
+mod confirm;
 mod contain;
 mod execute;
 mod govern;
@@ -182,6 +183,12 @@ impl Registry {
         ToolsAsOf(self.inner.snapshot.load_full())
     }
 
+    /// The key that signs tickets, also for other state a client hands back.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn signer(&self) -> &crate::approval::TicketSigner {
+        &self.inner.config.governance.signer
+    }
+
     /// [`export`](Self::export) as it was when `tools` was taken.
     #[cfg(feature = "mcp")]
     pub(crate) fn export_as_of(
@@ -261,6 +268,12 @@ impl Registry {
     ) -> ToolOutcome {
         let snapshot = self.inner.snapshot.load_full();
         let cancel = options.cancel.unwrap_or_default();
+        let client = execute::ClientSide {
+            progress: options.progress,
+            log: options.log,
+            input: options.input.map(Arc::new),
+            ask_caller: options.ask_caller,
+        };
         let run = execute::Run {
             config: &self.inner.config,
             snapshot: &snapshot,
@@ -269,7 +282,7 @@ impl Registry {
             cancel: &cancel,
             dry_run: options.dry_run,
             run_id: options.run_id.as_deref(),
-            progress: options.progress.as_ref(),
+            client: Some(&client),
         };
         execute::execute(&run, call).await
     }

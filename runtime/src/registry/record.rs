@@ -24,6 +24,8 @@ pub(crate) struct Trail {
     pub(crate) run_id: Option<String>,
     /// The UI component of the tool, once the caller is known to see it.
     pub(crate) ui: Option<String>,
+    /// Whether the tool's result is content blocks, once the caller is known to see it.
+    pub(crate) content: bool,
 }
 
 impl Default for Trail {
@@ -34,11 +36,19 @@ impl Default for Trail {
             approver: None,
             run_id: None,
             ui: None,
+            content: false,
         }
     }
 }
 
 impl Trail {
+    /// Takes in what the outcome says about the tool, once the caller is known to see it
+    /// (a hidden tool's outcome stays identical to an unknown one's).
+    pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition) {
+        self.ui.clone_from(&definition.ui);
+        self.content = definition.returns_content;
+    }
+
     /// Takes in what authorization decided.
     pub(crate) fn note(&mut self, verdict: Verdict) {
         self.decision = verdict.decision;
@@ -181,6 +191,7 @@ pub(crate) async fn finish(
     ToolOutcome {
         call_id,
         tool,
+        is_content: trail.content && result.is_ok(),
         result,
         duration,
         ui: trail.ui,

@@ -56,7 +56,7 @@ pub(crate) async fn resume(
             let cancel = CancellationToken::new();
             async {
                 let entry = find(config, snapshot, rank, &tool)?;
-                trail.ui.clone_from(&entry.definition.ui);
+                trail.seen(&entry.definition);
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
                 before_run(config, &caller, &call_id, &tool, &trail).await?;
@@ -65,7 +65,7 @@ pub(crate) async fn resume(
                     call_id: &call_id,
                     cancel: &cancel,
                     // Nobody asked: the caller who made the call is not waiting on it.
-                    progress: None,
+                    client: None,
                 };
                 perform(config, entry, &running, arguments).await
             }
@@ -98,6 +98,7 @@ pub(crate) async fn resume(
             call_id: outcome.call_id.clone(),
             tool: outcome.tool.clone(),
             result: outcome.result.clone(),
+            is_content: outcome.is_content,
             keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
         };
         if let Err(error) = config

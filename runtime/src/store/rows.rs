@@ -27,6 +27,8 @@ struct StoredPending {
     expires: u64,
     review: Option<Value>,
     run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    caller_confirms: bool,
 }
 
 pub(crate) fn pending_to_text(call: &PendingCall) -> String {
@@ -42,6 +44,7 @@ pub(crate) fn pending_to_text(call: &PendingCall) -> String {
         expires: call.expires,
         review: call.review.clone(),
         run_id: call.run_id.clone(),
+        caller_confirms: call.caller_confirms,
     };
     serde_json::to_string(&stored).expect("a pending call serializes")
 }
@@ -60,6 +63,7 @@ pub(crate) fn pending_from_text(store: &str, text: &str) -> Result<PendingCall, 
         expires: stored.expires,
         review: stored.review,
         run_id: stored.run_id,
+        caller_confirms: stored.caller_confirms,
     })
 }
 
