@@ -83,11 +83,11 @@ fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
 }
 
 fn invalid_name_message(name: &str) -> String {
     format!(
-        "invalid tool name \"{name}\": a tool name is 1 to 64 ASCII letters, digits, `_` or `-` (as providers require); set one with `name = \"...\"`"
+        "invalid tool name \"{name}\": a tool name is 1 to 64 ASCII letters, digits, `_`, `-`, `.` or `/` (MCP's tool name format); set one with `name = \"...\"`"
     )
 }

@@ -175,7 +175,7 @@ pub struct StateRequirement {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a `#[ctx]` parameter of a tool",
     label = "not a context type",
-    note = "a `#[ctx]` parameter is one of `State<T>`, `Caller`, `CallId`, `CancellationToken` or `ToolContext`",
+    note = "a `#[ctx]` parameter is one of `State<T>`, `Caller`, `CallId`, `CancellationToken`, `Input` or `ToolContext`",
     note = "to pass your own value, register it with `Registry::builder().state(value)` and take `#[ctx] name: State<YourType>`"
 )]
 pub trait FromContext: Sized {

@@ -75,7 +75,7 @@ impl fmt::Display for SourceLocation {
 /// are validated against.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
-    /// Unique name, matching `^[a-zA-Z0-9_-]{1,64}$`.
+    /// Unique name, matching `^[a-zA-Z0-9_.\-/]{1,64}$` (see [`is_valid_tool_name`]).
     pub name: String,
     /// Human-friendly title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,17 +164,38 @@ impl ToolDefinition {
     }
 }
 
-/// Whether `name` is a valid tool name: `^[a-zA-Z0-9_-]{1,64}$`.
+/// Whether `name` is a valid tool name: `^[a-zA-Z0-9_.\-/]{1,64}$`, MCP's format (SEP-986:
+/// letters, digits, `_`, `-`, `.` and `/`, e.g. `admin.tools.list` or `files/read`).
+///
+/// OpenAI and Anthropic take only letters, digits, `_` and `-` (Gemini no `/`): their
+/// exports carry [`provider_tool_name`] instead, and the registry finds a tool by either.
 ///
 /// ```
 /// assert!(toolgate::is_valid_tool_name("get_clinic_hours"));
+/// assert!(toolgate::is_valid_tool_name("files/read.text"));
 /// assert!(!toolgate::is_valid_tool_name("get clinic hours"));
 /// ```
 pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+}
+
+/// A tool's name as providers that take only `^[a-zA-Z0-9_-]{1,64}$` see it: `.` and `/`
+/// become `_` (`files/read.text` → `files_read_text`). Names without them are unchanged.
+/// Two tools may not share a provider name (the registry refuses to build).
+///
+/// ```
+/// assert_eq!(toolgate::provider_tool_name("files/read.text"), "files_read_text");
+/// assert_eq!(toolgate::provider_tool_name("get_weather"), "get_weather");
+/// ```
+pub fn provider_tool_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.contains(['.', '/']) {
+        std::borrow::Cow::Owned(name.replace(['.', '/'], "_"))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
 /// Whether `name` may name a UI component (`#[tool(ui = "...")]`): 1 to 64 ASCII letters,

@@ -117,6 +117,7 @@ pub use caller::Caller;
 pub use context::{CallId, CancellationToken, FromContext, State, StateRequirement, ToolContext};
 pub use definition::{
     Hints, Risk, SourceLocation, ToolDefinition, is_valid_tool_name, is_valid_ui_name,
+    provider_tool_name,
 };
 pub use error::{ErrorCode, ToolError};
 pub use registry::{

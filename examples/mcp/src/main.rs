@@ -77,7 +77,7 @@ struct Options {
     /// The caller's role over stdio.
     #[arg(long, default_value = "user", value_parser = ["public", "user", "admin"])]
     role: String,
-    /// Tools per `tools/list` page.
+    /// Tools per `tools/list` page (over stdio and HTTP).
     #[arg(long, default_value_t = 100)]
     page_size: usize,
     /// A `Host` the HTTP server answers besides the loopback names (repeatable).
@@ -138,6 +138,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     let mut http = McpHttpOptions {
         identity: identity(),
+        page_size: options.page_size,
         ..McpHttpOptions::default()
     };
     http.allowed_hosts.extend(options.allowed_hosts);

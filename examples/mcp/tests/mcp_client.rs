@@ -12,8 +12,9 @@ use toolgate::prelude::*;
 use toolgate::{ErrorCode, Risk};
 
 #[path = "mcp/support.rs"]
+#[allow(dead_code)] // each test uses part of it
 mod support;
-use support::{python, start_http};
+use support::{python, start_fixtures, start_http};
 
 fn external_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/external_server.py")
@@ -250,5 +251,74 @@ async fn an_http_server_is_imported_with_its_own_authentication() {
         who.result.unwrap(),
         json!({"result": "user-1 (user)"}),
         "the remote server saw our token's caller"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_audio_and_resources_of_a_remote_server_are_kept() {
+    let (fixtures, url) = tokio::task::spawn_blocking(start_fixtures).await.unwrap();
+    let remote = McpImport::http("fx", &url)
+        .permission("staff")
+        .allow([
+            "test_image_content",
+            "test_audio_content",
+            "test_multiple_content_types",
+            "test_simple_text",
+        ])
+        .connect()
+        .await
+        .expect("the fixtures are imported");
+    let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
+    for tool in remote.tools() {
+        builder = builder.tool(tool);
+    }
+    let registry = builder.build().unwrap();
+    let staff = Caller::new("s", "staff");
+    let definition = registry
+        .definition(&staff, "mcp_fx_test_image_content")
+        .unwrap();
+    assert!(
+        definition.returns_content,
+        "no output schema: the result is content"
+    );
+    let mut outcomes = Vec::new();
+    for name in [
+        "test_image_content",
+        "test_audio_content",
+        "test_multiple_content_types",
+        "test_simple_text",
+    ] {
+        let call = ToolCall::new("1", format!("mcp_fx_{name}"), json!({}));
+        outcomes.push(registry.call(&staff, call).await);
+    }
+    drop(fixtures);
+    let image = outcomes[0].content().expect("content");
+    assert!(
+        matches!(&image[..], [toolgate::content::Content::Image { mime_type, data }] if mime_type == "image/png" && data.starts_with("iVBORw0KGgo")),
+        "{image:?}"
+    );
+    let audio = outcomes[1].content().expect("content");
+    assert!(
+        matches!(&audio[..], [toolgate::content::Content::Audio { mime_type, .. }] if mime_type == "audio/wav"),
+        "{audio:?}"
+    );
+    let mixed = outcomes[2].content().expect("content");
+    assert_eq!(mixed.len(), 3, "{mixed:?}");
+    assert_eq!(
+        mixed[0],
+        toolgate::content::Content::text("Multiple content types test:")
+    );
+    assert!(
+        matches!(&mixed[2], toolgate::content::Content::Resource { resource } if resource.uri == "test://mixed-content-resource")
+    );
+    // The model is told of the image by what it gets, never of an image it does not get.
+    let for_chat = toolgate::formats::openai::tool_messages(&outcomes[..1]);
+    assert_eq!(for_chat[0]["content"], "[image image/png, 69 bytes]");
+    let text = outcomes[3].content().expect("content");
+    assert_eq!(
+        text,
+        [toolgate::content::Content::text(
+            "This is a simple text response for testing."
+        )]
     );
 }

@@ -12,6 +12,7 @@ use toolgate::prelude::*;
 use toolgate::{FnTool, ToolDefinition};
 
 #[path = "mcp/support.rs"]
+#[allow(dead_code)] // each test uses part of it
 mod support;
 use support::{python, start_http};
 

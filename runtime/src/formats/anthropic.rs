@@ -9,13 +9,13 @@ pub use super::schema::anthropic::{check_strict, strict_schema};
 use super::error::{FormatError, arguments_field, string_field};
 use super::{result_text, warn_not_strict};
 use crate::call::{ToolCall, ToolOutcome};
-use crate::definition::ToolDefinition;
+use crate::definition::{ToolDefinition, provider_tool_name};
 
 /// `tools`: `[{name, description, input_schema}]`, with `"strict": true` and the
 /// strict-tool-use schema for each tool that allows it when `strict` is asked for.
 pub fn tools(tools: &[Arc<ToolDefinition>], strict: bool) -> Value {
     let tools = tools.iter().map(|tool| {
-        let mut entry = json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema});
+        let mut entry = json!({"name": provider_tool_name(&tool.name), "description": tool.description, "input_schema": tool.input_schema});
         if strict {
             match strict_schema(&tool.input_schema) {
                 Ok(schema) => {

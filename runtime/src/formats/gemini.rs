@@ -8,7 +8,7 @@ pub use super::schema::gemini::{check, declaration_schema};
 
 use super::error::{FormatError, arguments_field, string_field};
 use crate::call::{ToolCall, ToolOutcome};
-use crate::definition::ToolDefinition;
+use crate::definition::{ToolDefinition, provider_tool_name};
 
 /// Id given to a `functionCall` that carries none (older models). Results for such calls
 /// are sent back by name only, as Gemini expects.
@@ -18,7 +18,8 @@ pub const GENERATED_ID_PREFIX: &str = "gemini-call-";
 /// be expressed there (open maps, recursive types), `parametersJsonSchema` with the
 /// canonical schema instead. A tool without parameters has neither.
 pub fn declaration(tool: &ToolDefinition) -> Value {
-    let mut entry = json!({"name": tool.name, "description": tool.description});
+    let mut entry =
+        json!({"name": provider_tool_name(&tool.name), "description": tool.description});
     let has_parameters = tool
         .input_schema
         .get("properties")

@@ -11,7 +11,7 @@ pub use super::schema::openai::{
 use super::error::{FormatError, arguments_field, string_field};
 use super::{outcome_text, result_text, warn_not_strict};
 use crate::call::{ToolCall, ToolOutcome};
-use crate::definition::ToolDefinition;
+use crate::definition::{ToolDefinition, provider_tool_name};
 
 /// The parameters and strict flag of one tool: the strict view when asked for and possible.
 fn parameters(tool: &ToolDefinition, strict: bool) -> (Value, bool) {
@@ -36,7 +36,7 @@ pub fn chat_tools(tools: &[Arc<ToolDefinition>], strict: bool) -> Value {
         let (parameters, strict) = parameters(tool, strict);
         json!({
             "type": "function",
-            "function": {"name": tool.name, "description": tool.description, "parameters": parameters, "strict": strict}
+            "function": {"name": provider_tool_name(&tool.name), "description": tool.description, "parameters": parameters, "strict": strict}
         })
     });
     Value::Array(tools.collect())
@@ -47,7 +47,7 @@ pub fn chat_tools(tools: &[Arc<ToolDefinition>], strict: bool) -> Value {
 pub fn responses_tools(tools: &[Arc<ToolDefinition>], strict: bool) -> Value {
     let tools = tools.iter().map(|tool| {
         let (parameters, strict) = parameters(tool, strict);
-        json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters, "strict": strict})
+        json!({"type": "function", "name": provider_tool_name(&tool.name), "description": tool.description, "parameters": parameters, "strict": strict})
     });
     Value::Array(tools.collect())
 }

@@ -47,11 +47,14 @@ fn kinds_of(declared: &ClientCapabilities) -> Vec<InputKind> {
 }
 
 /// Whether the request is of protocol 2026-07-28 or later: no server-to-client requests,
-/// questions go back in the result.
+/// questions go back in the result. A client that never made the `initialize` handshake
+/// is one, whatever its request says.
 pub(super) fn stateless(context: &RequestContext<RoleServer>) -> bool {
-    context
+    let modern = context
+        .meta
         .protocol_version()
-        .is_some_and(|version| !version.has_initialize())
+        .is_some_and(|version| !version.has_initialize());
+    modern || context.peer.peer_info().is_none()
 }
 
 /// What a `requestState` says, signed with the registry's key: the call it belongs to, the

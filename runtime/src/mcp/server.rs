@@ -306,6 +306,11 @@ pub struct McpHttpOptions {
     pub resource_metadata: Option<String>,
     /// Who the server says it is in `serverInfo` (default: `toolgate` and its version).
     pub identity: ServerIdentity,
+    /// How long a client may keep a `tools/list` answer (default 60 s; see
+    /// [`McpServer::list_ttl`]).
+    pub list_ttl: Duration,
+    /// Tools per `tools/list` page (default 100).
+    pub page_size: usize,
 }
 
 impl Default for McpHttpOptions {
@@ -315,6 +320,8 @@ impl Default for McpHttpOptions {
             allowed_origins: Vec::new(),
             resource_metadata: None,
             identity: ServerIdentity::default(),
+            list_ttl: LIST_TTL,
+            page_size: PAGE_SIZE,
         }
     }
 }
@@ -341,8 +348,8 @@ pub fn http_service_with(
     let server = McpServer {
         registry,
         callers: Callers::Authenticated(Arc::clone(&auth)),
-        page_size: PAGE_SIZE,
-        list_ttl: LIST_TTL,
+        page_size: options.page_size.max(1),
+        list_ttl: options.list_ttl,
         identity: options.identity.clone(),
         listen_accepted_at: Arc::default(),
         log_level: Arc::default(),

@@ -43,7 +43,15 @@ pub enum BuildProblem {
         /// The state's type.
         type_name: &'static str,
     },
-    /// A run-time tool's name breaks `^[a-zA-Z0-9_-]{1,64}$`.
+    /// Two tools would have the same name at providers that take no `.` or `/`
+    /// ([`provider_tool_name`](crate::provider_tool_name)).
+    ProviderNameClash {
+        /// The provider name they share.
+        provider_name: String,
+        /// The tools' own names.
+        tools: Vec<String>,
+    },
+    /// A run-time tool's name breaks [`is_valid_tool_name`](crate::is_valid_tool_name).
     InvalidName {
         /// The name.
         name: String,
@@ -147,6 +155,18 @@ impl fmt::Display for BuildProblem {
                     places.join(" and ")
                 )
             }
+            BuildProblem::ProviderNameClash {
+                provider_name,
+                tools,
+            } => write!(
+                f,
+                "tools {} would all be named `{provider_name}` at OpenAI and Anthropic, whose names cannot hold `.` or `/`; rename one",
+                tools
+                    .iter()
+                    .map(|tool| format!("`{tool}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
             BuildProblem::MissingState {
                 tool,
                 location,
@@ -158,7 +178,7 @@ impl fmt::Display for BuildProblem {
             ),
             BuildProblem::InvalidName { name } => write!(
                 f,
-                "the tool name {name:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`"
+                "the tool name {name:?} is invalid: use 1 to 64 ASCII letters, digits, `_`, `-`, `.` or `/`"
             ),
             BuildProblem::InvalidUiName { tool, ui } => write!(
                 f,

@@ -1,14 +1,15 @@
 //! An immutable view of the registry's tools, with every role's listing precomputed.
 //! Changes at run time build a new snapshot; calls in flight keep the one they started with.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::arguments::integral_floats_as_integers;
 use crate::context::{StateMap, StateRequirement, ToolContext};
-use crate::definition::{ToolDefinition, is_valid_tool_name, is_valid_ui_name};
+use crate::definition::{ToolDefinition, is_valid_tool_name, is_valid_ui_name, provider_tool_name};
 use crate::error::ToolError;
 use crate::formats::{Format, Provider};
 use crate::registry::problems::BuildProblem;
@@ -142,14 +143,20 @@ impl Snapshot {
         }
         entries.sort_by(|a, b| a.definition.name.cmp(&b.definition.name));
         problems.extend(duplicate_names(&entries));
+        problems.extend(provider_name_clashes(&entries));
         if !problems.is_empty() {
             return Err(problems);
         }
-        let by_name = entries
-            .iter()
-            .enumerate()
-            .map(|(index, entry)| (entry.definition.name.clone(), index))
-            .collect();
+        // A tool is found by its name, and by its provider name where that differs (a model
+        // of OpenAI or Anthropic calls `files_read` for `files/read`).
+        let mut by_name: HashMap<String, usize> = HashMap::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let name = &entry.definition.name;
+            if let Cow::Owned(provider_name) = provider_tool_name(name) {
+                by_name.insert(provider_name, index);
+            }
+            by_name.insert(name.clone(), index);
+        }
         let views = (0..roles.names().len())
             .map(|rank| view_for(&entries, rank))
             .collect();
@@ -294,6 +301,26 @@ fn duplicate_names(entries: &[Arc<Entry>]) -> Vec<BuildProblem> {
         }
     }
     problems
+}
+
+/// Tools whose provider names are equal, or equal another tool's own name.
+fn provider_name_clashes(entries: &[Arc<Entry>]) -> Vec<BuildProblem> {
+    let mut claimed: BTreeMap<Cow<'_, str>, Vec<String>> = BTreeMap::new();
+    for entry in entries {
+        let name = &entry.definition.name;
+        claimed
+            .entry(provider_tool_name(name))
+            .or_default()
+            .push(name.clone());
+    }
+    claimed
+        .into_iter()
+        .filter(|(_, tools)| tools.len() > 1 && tools.iter().any(|tool| tool.contains(['.', '/'])))
+        .map(|(provider_name, tools)| BuildProblem::ProviderNameClash {
+            provider_name: provider_name.into_owned(),
+            tools,
+        })
+        .collect()
 }
 
 fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {

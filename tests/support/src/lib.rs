@@ -2,12 +2,14 @@
 
 #[cfg(feature = "browser")]
 mod browser;
+mod conformance;
 mod llama;
 mod postgres;
 mod python_mcp;
 
 #[cfg(feature = "browser")]
 pub use browser::{Chromium, Page};
+pub use conformance::{CONFORMANCE, ConformanceSuite, ScenarioResult};
 pub use llama::LlamaServer;
 pub use postgres::TempPostgres;
 pub use python_mcp::{MCP_SDK, python_with_mcp_sdk};

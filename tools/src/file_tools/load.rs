@@ -176,7 +176,7 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
             path,
             "name",
             format!(
-                "the tool name {:?} is invalid: use 1 to 64 ASCII letters, digits, `_` or `-`",
+                "the tool name {:?} is invalid: use 1 to 64 ASCII letters, digits, `_`, `-`, `.` or `/`",
                 spec.name
             ),
         ));

@@ -45,3 +45,40 @@ pub fn start_http(sandbox: &Path) -> HttpServer {
     std::thread::spawn(move || lines.for_each(drop));
     HttpServer { child, url }
 }
+
+/// The conformance example (the suite's fixture tools) on a free loopback port, once it
+/// answers; killed when dropped. Returns it and its MCP endpoint.
+pub fn start_fixtures() -> (Fixtures, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_mcp_conformance"))
+        .arg(&address)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the conformance example starts");
+    let fixtures = Fixtures(child);
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(&address).is_err() {
+        let waited = started.elapsed();
+        assert!(
+            waited < std::time::Duration::from_secs(30),
+            "the example did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (fixtures, format!("http://{address}/mcp"))
+}
+
+/// The running conformance example.
+pub struct Fixtures(Child);
+
+impl Drop for Fixtures {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -49,6 +49,12 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// A namespaced name (MCP's format allows `.` and `/`), returning content.
+#[tool(name = "clinic/pets.photo", permission = "public", read_only)]
+fn pet_photo() -> Vec<toolgate::content::Content> {
+    vec![toolgate::content::Content::image(b"\x89PNG", "image/png")]
+}
+
 /// Async, `Result<T, ToolError>`, every key.
 #[tool(
     name = "renamed-tool",

@@ -43,7 +43,7 @@ pub struct ValidateArgs {
 pub fn new(config: &Path, args: NewArgs) -> Result<ExitCode, Failure> {
     if !toolgate::is_valid_tool_name(&args.name) {
         return Err(Failure::usage(format!(
-            "{:?} is not a tool name: use 1 to 64 ASCII letters, digits, `_` or `-`",
+            "{:?} is not a tool name: use 1 to 64 ASCII letters, digits, `_`, `-`, `.` or `/`",
             args.name
         )));
     }

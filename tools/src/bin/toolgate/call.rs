@@ -91,7 +91,7 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
     match &outcome.result {
         Ok(value) => {
             if args.output != "json" {
-                print_value(value);
+                print_value(&outcome, value);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -111,7 +111,12 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
     }
 }
 
-fn print_value(value: &Value) {
+fn print_value(outcome: &toolgate::ToolOutcome, value: &Value) {
+    // Content (images, resources) as a reader of text gets it: the text, the rest described.
+    if outcome.is_content {
+        println!("{}", toolgate::formats::outcome_text(outcome));
+        return;
+    }
     match value {
         Value::String(text) => println!("{text}"),
         other => output::json(other),
