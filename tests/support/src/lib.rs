@@ -9,7 +9,7 @@ mod python_mcp;
 
 #[cfg(feature = "browser")]
 pub use browser::{Chromium, Page};
-pub use conformance::{CONFORMANCE, ConformanceSuite, ScenarioResult};
+pub use conformance::{CONFORMANCE, ConformanceSuite, SERVER_EVERYTHING, ScenarioResult};
 pub use llama::LlamaServer;
 pub use postgres::TempPostgres;
 pub use python_mcp::{MCP_SDK, python_with_mcp_sdk};
