@@ -46,7 +46,9 @@
 //! else refers to it, add `use my_tools as _;` to the application, and say what you expect
 //! ([`RegistryBuilder::expect_tools`]) so that a missing one fails `build()`.
 //!
-//! Every key of `#[tool]` is described on [`tool`].
+//! Every key of `#[tool]` is described on [`tool`]. A tool may return [`content`] (images,
+//! audio, resources) rather than JSON, report [progress](ToolContext::progress), log for
+//! the client, and [ask the client](input) for a form, a sampling or its roots.
 //!
 //! Words that mean different things in different places:
 //! - **deny**: a policy's [`Decision::Deny`](policy::Decision::Deny) refuses a call outright

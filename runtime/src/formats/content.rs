@@ -13,10 +13,12 @@ fn inline_image(mime_type: &str) -> bool {
     INLINE_IMAGE_TYPES.contains(&mime_type)
 }
 
+/// The bytes (base64) of a PDF resource, which Anthropic and OpenAI take as a document.
 fn pdf(resource: &Resource) -> Option<&str> {
-    (resource.mime_type.as_deref() == Some("application/pdf"))
-        .then_some(())
-        .and(resource.blob.as_deref())
+    match resource.mime_type.as_deref() {
+        Some("application/pdf") => resource.blob.as_deref(),
+        _ => None,
+    }
 }
 
 /// Anthropic `tool_result` content: text, image and PDF document blocks.
