@@ -54,6 +54,13 @@ pub(crate) fn openai_responses(blocks: &[Content]) -> Value {
     Value::Array(parts.collect())
 }
 
+/// Media Gemini takes inline in a function response.
+fn gemini_inline(mime_type: &str) -> bool {
+    mime_type.starts_with("image/")
+        || mime_type.starts_with("audio/")
+        || mime_type == "application/pdf"
+}
+
 /// Gemini: the text in the function response, the media as `inlineData` parts of it.
 pub(crate) fn gemini(blocks: &[Content]) -> (String, Vec<Value>) {
     let mut text = Vec::new();
@@ -69,7 +76,7 @@ pub(crate) fn gemini(blocks: &[Content]) -> (String, Vec<Value>) {
             }),
             _ => None,
         };
-        match inline {
+        match inline.filter(|(mime_type, _)| gemini_inline(mime_type)) {
             Some((mime_type, data)) => {
                 parts.push(json!({"inlineData": {"mimeType": mime_type, "data": data}}));
             }

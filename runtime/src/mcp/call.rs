@@ -82,14 +82,9 @@ impl McpServer {
             if call.stateless {
                 return Ok(input::input_required_result(&this, asked, &call.can)?.into());
             }
-            // A client of the `initialize` handshake is asked by the server itself.
-            let asks_only_what_it_can = asked
-                .requests
-                .values()
-                .all(|request| request.kind().is_some_and(|kind| call.can.contains(&kind)));
-            if !asks_only_what_it_can {
-                return complete(&outcome, definition);
-            }
+            // A client of the `initialize` handshake is asked by the server itself, only
+            // what it said it can answer.
+            input::check_capabilities(&asked, &call.can)?;
             let responses = input::ask_now(&context.peer, &asked)
                 .await
                 .map_err(|message| ErrorData::internal_error(message, None))?;

@@ -115,7 +115,12 @@ pub(super) fn input_required_result(
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
 }
 
-fn check_capabilities(asked: &InputRequired, can: &[InputKind]) -> Result<(), ErrorData> {
+/// Every question of a kind the client declared, else MCP's missing-capability error
+/// (`-32021`, naming what is missing).
+pub(super) fn check_capabilities(
+    asked: &InputRequired,
+    can: &[InputKind],
+) -> Result<(), ErrorData> {
     let mut missing = Map::new();
     for request in asked.requests.values() {
         match request.kind() {
