@@ -88,6 +88,16 @@ async fn call(
         .await
 }
 
+/// A client that makes the call again with the person's answer (MCP 2026-07-28).
+fn ask_later() -> Option<AskCaller> {
+    Some(AskCaller::Later(None))
+}
+
+/// The call made again with the answer to the form of `ticket`.
+fn answering(ticket: String, answer: Option<ApprovalAnswer>) -> Option<AskCaller> {
+    Some(AskCaller::Later(Some(Confirmation { ticket, answer })))
+}
+
 fn asked(outcome: &ToolOutcome) -> InputRequired {
     let error = outcome.error().expect("an error");
     assert_eq!(error.code, ErrorCode::InputRequired, "{error:?}");
@@ -144,7 +154,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        Some(AskCaller::Later(None)),
+        ask_later(),
     )
     .await;
     let request = asked(&first);
@@ -168,12 +178,6 @@ async fn the_caller_confirms_once_for_these_arguments() {
     );
     assert!(registry.approve(&ticket, &approver).await.is_err());
 
-    let confirm = |answer: Option<ApprovalAnswer>| {
-        Some(AskCaller::Later(Some(Confirmation {
-            ticket: ticket.clone(),
-            answer,
-        })))
-    };
     // No answer yet: the same form, the same ticket.
     let again = call(
         &registry,
@@ -181,7 +185,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        confirm(None),
+        answering(ticket.clone(), None),
     )
     .await;
     assert_eq!(asked(&again).ticket.as_deref(), Some(ticket.as_str()));
@@ -192,7 +196,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         json!({"file": "budget.xlsx"}),
         can_elicit(),
-        confirm(Some(ApprovalAnswer::Approve)),
+        answering(ticket.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(other.error().unwrap().code, ErrorCode::ApprovalDenied);
@@ -203,7 +207,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        confirm(Some(ApprovalAnswer::Approve)),
+        answering(ticket.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(stolen.error().unwrap().code, ErrorCode::ApprovalDenied);
@@ -216,10 +220,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        Some(AskCaller::Later(Some(Confirmation {
-            ticket: forged,
-            answer: Some(ApprovalAnswer::Approve),
-        }))),
+        answering(forged, Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(forged_call.error().unwrap().code, ErrorCode::ApprovalDenied);
@@ -230,7 +231,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        confirm(Some(ApprovalAnswer::Approve)),
+        answering(ticket.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(approved.result.unwrap(), "shredded minutes.txt");
@@ -240,7 +241,7 @@ async fn the_caller_confirms_once_for_these_arguments() {
         "shred",
         arguments,
         can_elicit(),
-        confirm(Some(ApprovalAnswer::Approve)),
+        answering(ticket.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     let error = replayed.error().unwrap();
@@ -259,7 +260,7 @@ async fn a_refusal_carries_the_reason_and_runs_nothing() {
         "shred",
         arguments.clone(),
         can_elicit(),
-        Some(AskCaller::Later(None)),
+        ask_later(),
     )
     .await;
     let ticket = asked(&first).ticket.unwrap();
@@ -272,10 +273,7 @@ async fn a_refusal_carries_the_reason_and_runs_nothing() {
         "shred",
         arguments,
         can_elicit(),
-        Some(AskCaller::Later(Some(Confirmation {
-            ticket,
-            answer: Some(deny),
-        }))),
+        answering(ticket, Some(deny)),
     )
     .await;
     let error = refused.error().unwrap();
@@ -338,24 +336,18 @@ async fn an_approved_call_whose_tool_asks_is_not_asked_again() {
         "empty_bin",
         arguments.clone(),
         can_elicit(),
-        Some(AskCaller::Later(None)),
+        ask_later(),
     )
     .await;
     let ticket = asked(&first).ticket.unwrap();
     // Approved: the tool runs and asks its own question, with a new ticket for the next round.
-    let approve = |ticket: String| {
-        Some(AskCaller::Later(Some(Confirmation {
-            ticket,
-            answer: Some(ApprovalAnswer::Approve),
-        })))
-    };
     let second = call(
         &registry,
         &staff,
         "empty_bin",
         arguments.clone(),
         can_elicit(),
-        approve(ticket.clone()),
+        answering(ticket.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     let question = asked(&second);
@@ -373,7 +365,7 @@ async fn an_approved_call_whose_tool_asks_is_not_asked_again() {
         "empty_bin",
         arguments.clone(),
         answers.clone(),
-        approve(carried.clone()),
+        answering(carried.clone(), Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(third.result.unwrap(), "emptied \"blue\" in lab");
@@ -384,7 +376,7 @@ async fn an_approved_call_whose_tool_asks_is_not_asked_again() {
         "empty_bin",
         arguments,
         answers,
-        approve(carried),
+        answering(carried, Some(ApprovalAnswer::Approve)),
     )
     .await;
     assert_eq!(replayed.error().unwrap().code, ErrorCode::ApprovalDenied);

@@ -3,8 +3,7 @@
 //! elicitation request on the `initialize` handshake, where the caller's role may decide
 //! it; anyone else's call waits with a ticket for an approver.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -12,24 +11,11 @@ use tempfile::TempDir;
 #[path = "mcp/support.rs"]
 #[allow(dead_code)] // each test uses part of it
 mod support;
-use support::{python, start_http};
+use support::{run_script, start_http};
 
 /// Runs `approve.py` and returns its report.
-fn approve(mode: &str, url: &str, token: &str, choice: &str) -> Value {
-    let script: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/approve.py");
-    let output = Command::new(python())
-        .arg(script)
-        .args([mode, url, token, choice])
-        .output()
-        .expect("the Python client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .expect("the client prints a JSON report")
+fn approve(mode: &str, url: &str, token: &str, choice: &str, sandbox: &Path) -> Value {
+    run_script("approve.py", &[mode, url, token, choice], sandbox)
 }
 
 fn text(report: &Value, key: &str) -> String {
@@ -42,7 +28,13 @@ fn the_person_at_the_client_approves_or_refuses() {
     let server = start_http(sandbox.path());
 
     // Protocol 2026-07-28: the form comes back in the result, the SDK asks and calls again.
-    let report = approve("auto", &server.url, "admin-token", "approve");
+    let report = approve(
+        "auto",
+        &server.url,
+        "admin-token",
+        "approve",
+        sandbox.path(),
+    );
     assert_eq!(report["protocol"], "2026-07-28", "{report}");
     assert_eq!(report["call"]["is_error"], false, "{report}");
     let asked = report["asked"].as_array().unwrap();
@@ -74,7 +66,13 @@ fn the_person_at_the_client_approves_or_refuses() {
     assert!(replayed.contains("approval_denied"), "{replayed}");
 
     // A refusal: nothing written, the person's reason goes back to the model.
-    let report = approve("2026-07-28", &server.url, "admin-token", "refuse");
+    let report = approve(
+        "2026-07-28",
+        &server.url,
+        "admin-token",
+        "refuse",
+        sandbox.path(),
+    );
     assert_eq!(report["call"]["is_error"], true, "{report}");
     let refused = text(&report, "call");
     assert!(
@@ -84,16 +82,28 @@ fn the_person_at_the_client_approves_or_refuses() {
     assert!(!sandbox.path().join("approved-2026-07-28.txt").exists());
 
     // The `initialize` handshake: the server asks by an elicitation request, while the call waits.
-    let report = approve("legacy", &server.url, "admin-token", "approve");
+    let report = approve(
+        "legacy",
+        &server.url,
+        "admin-token",
+        "approve",
+        sandbox.path(),
+    );
     assert_ne!(report["protocol"], "2026-07-28", "{report}");
     assert_eq!(report["call"]["is_error"], false, "{report}");
     assert_eq!(report["asked"].as_array().unwrap().len(), 1, "{report}");
     assert!(sandbox.path().join("approved-legacy.txt").exists());
-    let report = approve("legacy", &server.url, "admin-token", "refuse");
+    let report = approve(
+        "legacy",
+        &server.url,
+        "admin-token",
+        "refuse",
+        sandbox.path(),
+    );
     assert!(text(&report, "call").contains("not today"), "{report}");
 
     // A user may not decide a call (admins approve): it waits with a ticket, nobody is asked.
-    let report = approve("auto", &server.url, "user-token", "approve");
+    let report = approve("auto", &server.url, "user-token", "approve", sandbox.path());
     assert_eq!(report["call"]["is_error"], true, "{report}");
     assert!(
         text(&report, "call").contains("approval_required"),

@@ -2,7 +2,7 @@
 //! a virtual environment the test sets up), over stdio and Streamable HTTP.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use axum::http::request::Parts;
@@ -14,31 +14,11 @@ use toolgate::{FnTool, ToolDefinition};
 #[path = "mcp/support.rs"]
 #[allow(dead_code)] // each test uses part of it
 mod support;
-use support::{python, start_http};
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp")
-        .join(name)
-}
+use support::{python, run_script, script, start_http};
 
 /// Runs the Python client and returns its report.
 fn run_client(args: &[&str], sandbox: &Path) -> Value {
-    let output = Command::new(python())
-        .arg(script("client.py"))
-        .args(args)
-        .env("MCP_SANDBOX", sandbox)
-        .env("MCP_TASKS_DB", sandbox.join("tasks.db"))
-        .output()
-        .expect("the Python client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .expect("the client prints a JSON report")
+    run_script("client.py", args, sandbox)
 }
 
 fn assert_common(report: &Value) {

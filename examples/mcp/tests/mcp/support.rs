@@ -10,6 +10,34 @@ pub fn python() -> &'static Path {
     toolgate_test_support::python_with_mcp_sdk(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
+/// A Python script of `tests/mcp`.
+pub fn script(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(name)
+}
+
+/// Runs a Python client script of `tests/mcp` with the SDK and returns the JSON report it
+/// prints last (the example server it may start gets `MCP_SANDBOX` and `MCP_TASKS_DB` in
+/// `sandbox`).
+pub fn run_script(name: &str, args: &[&str], sandbox: &Path) -> serde_json::Value {
+    let output = Command::new(python())
+        .arg(script(name))
+        .args(args)
+        .env("MCP_SANDBOX", sandbox)
+        .env("MCP_TASKS_DB", sandbox.join("tasks.db"))
+        .output()
+        .expect("the Python client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .expect("the client prints a JSON report")
+}
+
 /// The server binary over HTTP on a free loopback port; killed when dropped.
 pub struct HttpServer {
     child: Child,
