@@ -1,69 +1,63 @@
-//! One small-argument call through the registry against a hand-written baseline
-//! (`serde_json::from_str` into a struct, a direct call, `serde_json::to_value`), and a
-//! 1,000-call batch against the same baseline in a loop. Both sides run in the same
-//! process, on the same runtime.
+//! One small call — JSON text → typed arguments → function → JSON result — through toolgate's
+//! registry, through rmcp's `ToolRouter`, and hand-written (`serde_json::from_str` into a
+//! struct, a direct call, `serde_json::to_value`: the floor), for a two-integer tool (`add`)
+//! and a three-parameter one with strings and a list (`search`). Then a 1,000-call batch
+//! against a loop of single calls, and what policy and audit cost. Every side runs in the
+//! same process, on the same runtime, in the same run; the overhead of a row is its time
+//! less the floor's.
 //!
 //! `cargo bench -p toolgate --bench call_overhead`
 
+mod common;
+
+use common::{ADD, Rmcp, SEARCH, floor_add, floor_search};
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::hint::black_box;
 use toolgate::prelude::*;
 
-/// Add two numbers.
-#[tool(permission = "public", read_only)]
-async fn add(a: i64, b: i64) -> i64 {
-    a + b
-}
-
-#[derive(Deserialize)]
-struct AddArguments {
-    a: i64,
-    b: i64,
-}
-
-async fn add_directly(a: i64, b: i64) -> i64 {
-    a + b
-}
-
-/// What a careful hand-written tool call does: parse, call, serialize.
-async fn baseline(arguments: &str) -> Value {
-    let parsed: AddArguments = serde_json::from_str(arguments).unwrap();
-    serde_json::to_value(add_directly(parsed.a, parsed.b).await).unwrap()
-}
-
-const ARGUMENTS: &str = r#"{"a": 20, "b": 22}"#;
-
-fn single_call(c: &mut Criterion) {
+fn single_calls(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let registry = Registry::builder().roles(["public"]).build().unwrap();
+    let rmcp = runtime.block_on(Rmcp::connect());
+    let default = Registry::builder().roles(["public"]).build().unwrap();
+    let history_off = Registry::builder()
+        .roles(["public"])
+        .history_capacity(0)
+        .build()
+        .unwrap();
     let caller = Caller::new("bench", "public");
-    let mut group = c.benchmark_group("single_call");
-    group.bench_function("baseline_from_str_call_to_value", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { black_box(baseline(black_box(ARGUMENTS)).await) })
-    });
-    group.bench_function("registry_call", |b| {
-        b.to_async(&runtime).iter(|| async {
-            let outcome = registry
-                .call(&caller, ToolCall::new("1", "add", black_box(ARGUMENTS)))
-                .await;
-            black_box(outcome.result.unwrap())
-        })
-    });
-    group.bench_function("registry_call_value_arguments", |b| {
-        b.to_async(&runtime).iter(|| async {
-            let outcome = registry
-                .call(
-                    &caller,
-                    ToolCall::new("1", "add", json!({"a": 20, "b": 22})),
-                )
-                .await;
-            black_box(outcome.result.unwrap())
-        })
-    });
-    group.finish();
+    type Floor = fn(&'static str) -> std::pin::Pin<Box<dyn Future<Output = Value>>>;
+    let tools: [(&'static str, &'static str, Floor); 2] = [
+        ("add", ADD, |arguments| Box::pin(floor_add(arguments))),
+        ("search", SEARCH, |arguments| {
+            Box::pin(floor_search(arguments))
+        }),
+    ];
+    for (tool, arguments, floor) in tools {
+        let mut group = c.benchmark_group(tool);
+        group.bench_function("floor", |b| {
+            b.to_async(&runtime)
+                .iter(|| async { black_box(floor(black_box(arguments)).await) })
+        });
+        group.bench_function("rmcp_router", |b| {
+            b.to_async(&runtime)
+                .iter(|| async { black_box(rmcp.call(tool, black_box(arguments)).await) })
+        });
+        for (name, registry) in [
+            ("toolgate_default", &default),
+            ("toolgate_history_off", &history_off),
+        ] {
+            group.bench_function(name, |b| {
+                b.to_async(&runtime).iter(|| async {
+                    let outcome = registry
+                        .call(&caller, ToolCall::new("1", tool, black_box(arguments)))
+                        .await;
+                    black_box(outcome.result.unwrap())
+                })
+            });
+        }
+        group.finish();
+    }
 }
 
 fn batch_of_1000(c: &mut Criterion) {
@@ -72,19 +66,29 @@ fn batch_of_1000(c: &mut Criterion) {
     let caller = Caller::new("bench", "public");
     let mut group = c.benchmark_group("batch_1000");
     group.sample_size(20);
-    group.bench_function("baseline_loop", |b| {
+    group.bench_function("floor_loop", |b| {
         b.to_async(&runtime).iter(|| async {
             let mut results = Vec::with_capacity(1000);
             for _ in 0..1000 {
-                results.push(baseline(black_box(ARGUMENTS)).await);
+                results.push(floor_add(black_box(ADD)).await);
             }
             black_box(results)
         })
     });
-    group.bench_function("registry_run_batch", |b| {
+    group.bench_function("toolgate_single_calls_loop", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let mut results = Vec::with_capacity(1000);
+            for i in 0..1000 {
+                let call = ToolCall::new(i.to_string(), "add", ADD);
+                results.push(registry.call(&caller, call).await);
+            }
+            black_box(results)
+        })
+    });
+    group.bench_function("toolgate_run_batch", |b| {
         b.to_async(&runtime).iter(|| async {
             let calls = (0..1000)
-                .map(|i| ToolCall::new(i.to_string(), "add", ARGUMENTS))
+                .map(|i| ToolCall::new(i.to_string(), "add", ADD))
                 .collect();
             black_box(registry.run_batch(&caller, calls).await)
         })
@@ -122,7 +126,7 @@ fn policy_and_audit(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| async {
                 let outcome = registry
-                    .call(&caller, ToolCall::new("1", "add", black_box(ARGUMENTS)))
+                    .call(&caller, ToolCall::new("1", "add", black_box(ADD)))
                     .await;
                 black_box(outcome.result.unwrap())
             })
@@ -132,5 +136,5 @@ fn policy_and_audit(c: &mut Criterion) {
     let _ = std::fs::remove_file(log);
 }
 
-criterion_group!(benches, single_call, batch_of_1000, policy_and_audit);
+criterion_group!(benches, single_calls, batch_of_1000, policy_and_audit);
 criterion_main!(benches);

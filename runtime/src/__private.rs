@@ -56,8 +56,8 @@ fn schema_value<T: JsonSchema + ?Sized>() -> Value {
 }
 
 /// Arguments that passed the schema, turned into the argument struct.
-pub fn deserialize_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
-    serde_json::from_value(arguments).map_err(|error| {
+pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &Value) -> Result<T, ToolError> {
+    T::deserialize(arguments).map_err(|error| {
         ToolError::invalid_arguments(format!("the arguments could not be read: {error}"))
             .with_details(serde_json::json!({"stage": "deserialize"}))
     })

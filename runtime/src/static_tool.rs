@@ -29,7 +29,7 @@ pub struct StaticTool {
     pub output_schema: fn() -> Option<Value>,
     pub returns_content: fn() -> bool,
     pub requirements: fn() -> Vec<StateRequirement>,
-    pub invoke: fn(ToolContext, Value) -> ToolFuture,
+    pub invoke: fn(ToolContext, &Value) -> ToolFuture,
 }
 
 inventory::collect!(StaticTool);

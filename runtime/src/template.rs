@@ -99,7 +99,7 @@ impl Tool for ConfiguredTool {
     }
 
     fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture {
-        (self.tool.invoke)(context, arguments)
+        (self.tool.invoke)(context, &arguments)
     }
 
     fn requirements(&self) -> Vec<StateRequirement> {

@@ -31,7 +31,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     quote! {
         fn __invoke(
             __context: ::toolgate::ToolContext,
-            __arguments: ::toolgate::__private::serde_json::Value,
+            __arguments: &::toolgate::__private::serde_json::Value,
         ) -> ::toolgate::ToolFuture {
             let __arguments: __ToolArguments = match ::toolgate::__private::deserialize_arguments(__arguments) {
                 ::core::result::Result::Ok(__arguments) => __arguments,

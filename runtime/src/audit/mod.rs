@@ -102,15 +102,20 @@ impl AuditSink for TracingSink {
     }
 }
 
-/// Redacts the named top-level arguments.
+/// A copy of the arguments with the named top-level ones redacted.
 pub(crate) fn redact(arguments: &Value, secrets: &[String]) -> Value {
     let mut arguments = arguments.clone();
-    if let Value::Object(map) = &mut arguments {
+    redact_in_place(&mut arguments, secrets);
+    arguments
+}
+
+/// Redacts the named top-level arguments.
+pub(crate) fn redact_in_place(arguments: &mut Value, secrets: &[String]) {
+    if let Value::Object(map) = arguments {
         for secret in secrets {
             if let Some(value) = map.get_mut(secret) {
                 *value = Value::String(REDACTED.to_owned());
             }
         }
     }
-    arguments
 }

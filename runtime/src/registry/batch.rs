@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use futures::stream::{self, StreamExt};
-use serde_json::Value;
+use futures::stream::{FuturesOrdered, StreamExt};
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
+use crate::registry::cancel::Cancel;
 use crate::registry::execute::{self, Run};
 use crate::registry::record;
 use crate::registry::snapshot::Snapshot;
@@ -75,14 +75,12 @@ pub(crate) async fn run(
     calls: Vec<ToolCall>,
     options: BatchOptions,
 ) -> Vec<ToolOutcome> {
-    let cancel = options.cancel.unwrap_or_default();
     let limit = options
         .max_concurrency
         .unwrap_or(config.max_concurrency)
         .max(1);
     let mode = options.mode.unwrap_or(config.batch_mode);
     let dry_run = options.dry_run;
-    let run_id: Option<Arc<str>> = options.run_id.map(Arc::from);
     if let Some(max) = config.governance.max_batch
         && calls.len() > max
     {
@@ -98,9 +96,9 @@ pub(crate) async fn run(
         snapshot,
         rank,
         caller,
-        cancel: &cancel,
+        cancel: Cancel(options.cancel.as_ref()),
         dry_run,
-        run_id: run_id.as_deref(),
+        run_id: options.run_id.as_deref(),
         // Progress, input and the like are one call's (`CallOptions`).
         client: None,
     };
@@ -112,40 +110,20 @@ pub(crate) async fn run(
             }
             continue;
         }
-        // Each call in a task of its own, so parallel calls use several cores; `buffered`
-        // bounds how many run and keeps call order.
-        let mut results = stream::iter(phase)
-            .map(|call| {
-                let (task_config, snapshot, task_caller, cancel, run_id) = (
-                    Arc::clone(config),
-                    Arc::clone(snapshot),
-                    caller.clone(),
-                    cancel.clone(),
-                    run_id.clone(),
-                );
-                let lost = ToolCall::new(call.id.clone(), call.name.clone(), Value::Null);
-                let task = tokio::spawn(async move {
-                    let run = Run {
-                        config: &task_config,
-                        snapshot: &snapshot,
-                        rank,
-                        caller: &task_caller,
-                        cancel: &cancel,
-                        dry_run,
-                        run_id: run_id.as_deref(),
-                        client: None,
-                    };
-                    execute::execute(&run, call).await
-                });
-                async move {
-                    match task.await {
-                        Ok(outcome) => outcome,
-                        Err(error) => lost_task(config, caller, lost, error).await,
-                    }
-                }
-            })
-            .buffered(limit);
-        while let Some(outcome) = results.next().await {
+        // The calls run concurrently inside this task: joined, not spawned (a task per call
+        // costs about as much as the call). A tool that computes for long should use
+        // `spawn_blocking` (synchronous `#[tool]` functions do). At most `limit` run at once;
+        // outcomes come in call order.
+        let mut waiting = phase.into_iter();
+        let mut running = FuturesOrdered::new();
+        loop {
+            while running.len() < limit {
+                let Some(call) = waiting.next() else { break };
+                running.push_back(execute::execute(&run, call));
+            }
+            let Some(outcome) = running.next().await else {
+                break;
+            };
             outcomes.push(outcome);
         }
     }
@@ -159,28 +137,6 @@ fn too_large(count: usize, max: usize) -> ToolError {
             "this batch has {count} calls; at most {max} are accepted at once, so none of them ran: send fewer calls"
         ),
     )
-}
-
-/// A call's task ended without an outcome (the runtime is shutting down, or it panicked
-/// outside the tool's own isolation): the call still gets an answer, and an audit record.
-async fn lost_task(
-    config: &Config,
-    caller: &Caller,
-    call: ToolCall,
-    error: tokio::task::JoinError,
-) -> ToolOutcome {
-    let error = if error.is_panic() {
-        ToolError::new(
-            ErrorCode::Panicked,
-            "the call failed unexpectedly inside the runtime",
-        )
-    } else {
-        ToolError::new(
-            ErrorCode::Cancelled,
-            "the call was stopped because the runtime is shutting down",
-        )
-    };
-    record::reject(config, caller, call, error).await
 }
 
 /// Splits calls into consecutive groups that may run concurrently.

@@ -98,7 +98,8 @@ async fn answered(
         decided_by: who.to_owned(),
         decision: verdict.decision.to_owned(),
     });
-    (verdict.by(who), result.map(Authorized::Run))
+    let result = result.map(|arguments| Authorized::Run(Some(arguments)));
+    (verdict.by(who), result)
 }
 
 fn not_confirmed(error: TicketError) -> ToolError {

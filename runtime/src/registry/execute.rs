@@ -12,7 +12,6 @@ use tracing::Instrument;
 
 use crate::approval::AskCaller;
 use crate::arguments::ToolArguments;
-use crate::audit::redact;
 use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
@@ -22,6 +21,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::input::ClientInput;
 use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
+use crate::registry::cancel::Cancel;
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
@@ -36,7 +36,7 @@ pub(crate) struct Run<'a> {
     pub(crate) snapshot: &'a Snapshot,
     pub(crate) rank: Option<usize>,
     pub(crate) caller: &'a Caller,
-    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) cancel: Cancel<'a>,
     pub(crate) dry_run: bool,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
@@ -72,9 +72,13 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
     };
     let span =
         tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = run.caller.id());
-    let result = decide_and_run(run, &id, &name, arguments, &mut trail)
+    // Stores, limits and other application code on the path are contained like the tool:
+    // a panic in them ends this call with an error, and every other call goes on.
+    let result = AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail))
+        .catch_unwind()
         .instrument(span)
-        .await;
+        .await
+        .unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
     finish(run.config, run.caller, id, name, result, started, trail).await
 }
 
@@ -94,9 +98,28 @@ async fn decide_and_run(
     let entry = find(run.config, run.snapshot, run.rank, name)?;
     trail.seen(&entry.definition);
     let arguments = read_arguments(run.config, entry, arguments, trail)?;
-    let governance = &run.config.governance;
+    let result = authorize_and_run(run, id, name, entry, &arguments, trail).await;
+    if run.config.governance.audits() {
+        trail.keep(arguments, &entry.definition.secret_arguments);
+    }
+    result
+}
+
+/// Rate limits, the policy (and approval), then the tool, with checked arguments.
+async fn authorize_and_run(
+    run: &Run<'_>,
+    id: &str,
+    name: &str,
+    entry: &Arc<Entry>,
+    arguments: &Value,
+    trail: &mut Trail,
+) -> ToolResult {
     if !run.dry_run {
-        governance.limits.check(run.caller.id(), name).await?;
+        run.config
+            .governance
+            .limits
+            .check(run.caller.id(), name)
+            .await?;
     }
     let asking = Asking {
         config: run.config,
@@ -109,47 +132,58 @@ async fn decide_and_run(
     };
     let (verdict, authorized) = authorize(&asking, arguments, run.dry_run).await;
     trail.note(verdict);
-    match authorized? {
-        Authorized::DryRun(report) => Ok(report),
-        Authorized::Run(arguments) => {
-            before_run(run.config, run.caller, id, name, trail).await?;
-            let running = Running {
-                caller: run.caller,
-                call_id: id,
-                cancel: run.cancel,
-                client: run.client,
-            };
-            // A call its caller approved through their client, whose tool then asks
-            // questions, keeps its approval for the next round (see `AskCaller::Later`).
-            let approved_by_caller = confirm::approved_later(&asking, trail.decision);
-            let kept = approved_by_caller.then(|| arguments.clone());
-            let result = perform(run.config, entry, &running, arguments).await;
-            match kept {
-                Some(arguments) => confirm::carry_approval(&asking, arguments, result).await,
-                None => result,
-            }
-        }
+    let edited = match authorized? {
+        Authorized::DryRun(report) => return Ok(report),
+        Authorized::Run(edited) => edited,
+    };
+    let arguments = edited.as_ref().unwrap_or(arguments);
+    let secrets = &entry.definition.secret_arguments;
+    before_run(
+        run.config,
+        run.caller,
+        id,
+        name,
+        (arguments, secrets),
+        trail,
+    )
+    .await?;
+    let running = Running {
+        caller: run.caller,
+        call_id: id,
+        cancel: run.cancel,
+        client: run.client,
+    };
+    let result = perform(run.config, entry, &running, arguments).await;
+    // A call its caller approved through their client, whose tool then asks questions,
+    // keeps its approval for the next round (see `AskCaller::Later`).
+    if confirm::approved_later(&asking, trail.decision) {
+        return confirm::carry_approval(&asking, arguments.clone(), result).await;
     }
+    result
 }
 
-/// Parses, normalizes and validates arguments, recording them (redacted) in the trail.
+/// Parses, normalizes and validates arguments; what is kept of arguments that cannot be
+/// read goes to the trail (readable ones are kept once the call is decided: `Trail::keep`).
 pub(crate) fn read_arguments(
     config: &Config,
     entry: &Entry,
     arguments: ToolArguments,
     trail: &mut Trail,
 ) -> Result<Value, ToolError> {
-    let arguments = match arguments.into_object_or_summary(&config.limits) {
+    let mut arguments = match arguments.into_object_or_summary(&config.limits) {
         Ok(arguments) => arguments,
         Err((error, summary)) => {
             trail.arguments = summary;
             return Err(error);
         }
     };
-    if config.governance.audits() {
-        trail.arguments = redact(&arguments, &entry.definition.secret_arguments);
+    if let Err(error) = entry.check_in_place(&mut arguments) {
+        if config.governance.audits() {
+            trail.keep(arguments, &entry.definition.secret_arguments);
+        }
+        return Err(error);
     }
-    entry.check(arguments)
+    Ok(arguments)
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
@@ -222,18 +256,17 @@ fn quoted_alternatives(names: &[String]) -> String {
 pub(crate) struct Running<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
-    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) cancel: Cancel<'a>,
     pub(crate) client: Option<&'a ClientSide>,
 }
 
 /// Runs the tool in the calling task, racing it against its timeout and the caller's
-/// cancellation; a panic is caught and becomes an error. (A batch runs each of its parallel
-/// calls in a task of its own, so they also use several cores.)
+/// cancellation; a panic is caught and becomes an error.
 pub(crate) async fn perform(
     config: &Config,
     entry: &Entry,
     running: &Running<'_>,
-    arguments: Value,
+    arguments: &Value,
 ) -> ToolResult {
     let Running {
         caller,
@@ -324,6 +357,15 @@ fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
     ToolError::new(
         ErrorCode::Panicked,
         "the tool failed unexpectedly (an internal error, not a problem with your arguments)",
+    )
+}
+
+fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
+    let detail = panic_text(payload.as_ref());
+    tracing::error!(tool, panic = %detail, "application code on a call's path panicked; the panic was contained");
+    ToolError::new(
+        ErrorCode::Panicked,
+        "the call failed unexpectedly (an internal error, not a problem with your arguments)",
     )
 }
 

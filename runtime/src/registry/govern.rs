@@ -13,11 +13,12 @@ use crate::approval::{
 };
 use crate::audit::{REDACTED, redact};
 use crate::caller::Caller;
-use crate::context::{CallId, CancellationToken, ToolContext};
+use crate::context::{CallId, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
+use crate::registry::cancel::Cancel;
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
@@ -31,7 +32,7 @@ pub(crate) struct Asking<'a> {
     pub(crate) entry: &'a Arc<Entry>,
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
-    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) cancel: Cancel<'a>,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
     /// How to ask the caller's own client, where the caller may decide the call.
@@ -51,8 +52,8 @@ impl Asking<'_> {
 
 /// What authorization allows.
 pub(crate) enum Authorized {
-    /// Run with these arguments.
-    Run(Value),
+    /// Run: with the arguments as called (`None`), or as an approver edited them.
+    Run(Option<Value>),
     /// Dry run: what would have happened.
     DryRun(Value),
 }
@@ -61,14 +62,14 @@ pub(crate) enum Authorized {
 /// verdict for the call's record.
 pub(crate) async fn authorize(
     asking: &Asking<'_>,
-    arguments: Value,
+    arguments: &Value,
     dry_run: bool,
 ) -> (Verdict, Result<Authorized, ToolError>) {
     let governance = &asking.config.governance;
     let request = PolicyRequest {
         tool: &asking.entry.definition,
         caller: asking.caller,
-        arguments: &arguments,
+        arguments,
     };
     let tool = &asking.entry.definition.name;
     let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
@@ -79,7 +80,7 @@ pub(crate) async fn authorize(
     if dry_run {
         // A call its tool would refuse before asking anyone is reported as refused.
         if let Decision::RequireApproval { .. } = &decision
-            && let Err(error) = review(asking, &arguments)
+            && let Err(error) = review(asking, arguments)
         {
             return (Verdict::new("dry_run"), Err(error));
         }
@@ -89,11 +90,11 @@ pub(crate) async fn authorize(
     asking.report(|| EventKind::CallRequested {
         call_id: asking.call_id.to_owned(),
         tool: tool.clone(),
-        arguments: redact(&arguments, &asking.entry.definition.secret_arguments),
+        arguments: redact(arguments, &asking.entry.definition.secret_arguments),
         needs_approval: matches!(decision, Decision::RequireApproval { .. }),
     });
     let reason = match decision {
-        Decision::Allow => return (Verdict::new("allow"), Ok(Authorized::Run(arguments))),
+        Decision::Allow => return (Verdict::new("allow"), Ok(Authorized::Run(None))),
         Decision::Deny { reason } => {
             let error = ToolError::new(
                 ErrorCode::Denied,
@@ -106,16 +107,18 @@ pub(crate) async fn authorize(
     match governance.grants.granted(asking.caller.id(), tool).await {
         Ok(true) => {
             let verdict = Verdict::new("approved_always");
-            return (verdict, Ok(Authorized::Run(arguments)));
+            return (verdict, Ok(Authorized::Run(None)));
         }
         Ok(false) => {}
         Err(error) => return (Verdict::new("require_approval"), Err(unavailable(error))),
     }
     // The tool looks first: a call it would refuse is refused before a person is bothered.
-    let review = match review(asking, &arguments) {
+    let review = match review(asking, arguments) {
         Ok(review) => review,
         Err(error) => return (Verdict::new("review_refused"), Err(error)),
     };
+    // Asking someone keeps (or may edit) the arguments: the slow path has its own copy.
+    let arguments = arguments.clone();
     if let Some((approver_name, approver)) = &governance.approver {
         let approver = approver.as_ref();
         return decide_now(asking, approver_name, approver, arguments, reason, review).await;
@@ -150,7 +153,8 @@ pub(crate) async fn decide_now(
                 decided_by: approver_name.to_owned(),
                 decision: verdict.decision.to_owned(),
             });
-            (verdict.by(approver_name), result.map(Authorized::Run))
+            let result = result.map(|arguments| Authorized::Run(Some(arguments)));
+            (verdict.by(approver_name), result)
         }
         Err(cancelled) => (
             Verdict::new("require_approval").by(approver_name),
@@ -173,7 +177,7 @@ fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Value>, ToolE
         states: Arc::clone(&asking.config.states),
         caller: asking.caller.clone(),
         call_id: CallId(asking.call_id.into()),
-        cancel: asking.cancel.clone(),
+        cancel: asking.cancel.child(),
         // A review looks at the call before it runs: nothing to report yet.
         progress: None,
         log: None,

@@ -2,6 +2,7 @@
 
 mod batch;
 mod builder;
+mod cancel;
 mod config;
 mod confirm;
 mod contain;
@@ -267,7 +268,6 @@ impl Registry {
         options: CallOptions,
     ) -> ToolOutcome {
         let snapshot = self.inner.snapshot.load_full();
-        let cancel = options.cancel.unwrap_or_default();
         let client = execute::ClientSide {
             progress: options.progress,
             log: options.log,
@@ -279,7 +279,7 @@ impl Registry {
             snapshot: &snapshot,
             rank: self.rank(caller),
             caller,
-            cancel: &cancel,
+            cancel: cancel::Cancel(options.cancel.as_ref()),
             dry_run: options.dry_run,
             run_id: options.run_id.as_deref(),
             client: Some(&client),
@@ -294,8 +294,10 @@ impl Registry {
     }
 
     /// Runs many calls: exactly one outcome per call, in call order, never a missing one.
-    /// Read-only calls run in parallel (up to the concurrency limit); other calls run one
-    /// at a time, in call order, after the calls before them (see [`BatchMode`]). A batch
+    /// Read-only calls run concurrently (up to the concurrency limit, joined in the calling
+    /// task: a tool that computes for long belongs on `spawn_blocking`, as synchronous
+    /// `#[tool]` functions are); other calls run one at a time, in call order, after the
+    /// calls before them (see [`BatchMode`]). A batch
     /// over [`max_batch_size`](RegistryBuilder::max_batch_size) runs nothing: every call
     /// gets a `batch_too_large` outcome.
     pub async fn run_batch_with(

@@ -1,11 +1,14 @@
 //! The record of one call: what was decided along the way, and the outcome written to the
 //! audit sinks and store when the call ends.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Instant;
+
+use futures::FutureExt;
 
 use serde_json::Value;
 
-use crate::audit::{AuditMode, AuditRecord};
+use crate::audit::{AuditMode, AuditRecord, redact, redact_in_place};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
@@ -17,7 +20,10 @@ use crate::tool::ToolResult;
 
 /// What the audit record says about a call, filled in as the call goes.
 pub(crate) struct Trail {
+    /// The arguments as recorded: secrets redacted, or what is kept of unreadable ones.
     pub(crate) arguments: Value,
+    /// Whether `arguments` are an approver's edit (the arguments the call ran with).
+    pub(crate) edited: bool,
     pub(crate) decision: &'static str,
     pub(crate) approver: Option<String>,
     /// The agent run the call belongs to, for its events.
@@ -32,6 +38,7 @@ impl Default for Trail {
     fn default() -> Self {
         Trail {
             arguments: Value::Null,
+            edited: false,
             decision: "not_reached",
             approver: None,
             run_id: None,
@@ -57,6 +64,25 @@ impl Trail {
         }
         if let Some(arguments) = verdict.edited_arguments {
             self.arguments = arguments;
+            self.edited = true;
+        }
+    }
+
+    /// Keeps the call's checked arguments for its record (unless an approver's edit took
+    /// their place), redacting `secrets`. They are moved in, not copied.
+    pub(crate) fn keep(&mut self, mut arguments: Value, secrets: &[String]) {
+        if !self.edited {
+            redact_in_place(&mut arguments, secrets);
+            self.arguments = arguments;
+        }
+    }
+
+    /// What the record says the arguments are, before they are kept.
+    fn arguments_of(&self, arguments: &Value, secrets: &[String]) -> Value {
+        if self.edited {
+            self.arguments.clone()
+        } else {
+            redact(arguments, secrets)
         }
     }
 }
@@ -112,6 +138,7 @@ pub(crate) async fn before_run(
     caller: &Caller,
     call_id: &str,
     tool: &str,
+    (arguments, secrets): (&Value, &[String]),
     trail: &Trail,
 ) -> Result<(), ToolError> {
     let governance = &config.governance;
@@ -128,7 +155,7 @@ pub(crate) async fn before_run(
         role: caller.role().to_owned(),
         tool: tool.to_owned(),
         call_id: call_id.to_owned(),
-        arguments: trail.arguments.clone(),
+        arguments: trail.arguments_of(arguments, secrets),
         decision: trail.decision.to_owned(),
         approver: trail.approver.clone(),
         outcome: "started".to_owned(),
@@ -181,11 +208,19 @@ pub(crate) async fn finish(
             // A failing sink loses its own record, never the call's answer.
             contained("an audit sink", &record.tool, || sink.record(&record));
         }
-        if let Some(store) = &governance.audit
-            && let Err(error) = store.append(record).await
-        {
-            // The tool has run: its answer goes back (hiding it would have it repeated).
-            tracing::error!(%error, tool = %tool, call_id = %call_id, "a call's audit record could not be stored");
+        if let Some(store) = &governance.audit {
+            // A failing or panicking store loses the record, never the call's answer: the
+            // tool has run, and hiding its answer would have it repeated.
+            let stored = AssertUnwindSafe(async { store.append(record).await })
+                .catch_unwind()
+                .await;
+            if !matches!(stored, Ok(Ok(()))) {
+                let error = match stored {
+                    Ok(Err(error)) => error.to_string(),
+                    _ => "the audit store panicked".to_owned(),
+                };
+                tracing::error!(%error, tool = %tool, call_id = %call_id, "a call's audit record could not be stored");
+            }
         }
     }
     ToolOutcome {

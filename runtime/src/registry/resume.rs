@@ -9,9 +9,9 @@ use crate::arguments::ToolArguments;
 use crate::audit::redact;
 use crate::call::ToolOutcome;
 use crate::caller::Caller;
-use crate::context::CancellationToken;
 use crate::events::EventKind;
 use crate::registry::Config;
+use crate::registry::cancel::Cancel;
 use crate::registry::execute::{Running, find, perform, read_arguments};
 use crate::registry::govern::refused_by_a_person;
 use crate::registry::record::{Trail, before_run, finish};
@@ -53,21 +53,36 @@ pub(crate) async fn resume(
         Resolution::Approve => {
             trail.decision = "approved";
             let rank = config.roles.rank(caller.role());
-            let cancel = CancellationToken::new();
             async {
                 let entry = find(config, snapshot, rank, &tool)?;
                 trail.seen(&entry.definition);
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
-                before_run(config, &caller, &call_id, &tool, &trail).await?;
+                let secrets = &entry.definition.secret_arguments;
                 let running = Running {
                     caller: &caller,
                     call_id: &call_id,
-                    cancel: &cancel,
+                    cancel: Cancel(None),
                     // Nobody asked: the caller who made the call is not waiting on it.
                     client: None,
                 };
-                perform(config, entry, &running, arguments).await
+                let started = before_run(
+                    config,
+                    &caller,
+                    &call_id,
+                    &tool,
+                    (&arguments, secrets),
+                    &trail,
+                )
+                .await;
+                let result = match started {
+                    Ok(()) => perform(config, entry, &running, &arguments).await,
+                    Err(error) => Err(error),
+                };
+                if config.governance.audits() {
+                    trail.keep(arguments, secrets);
+                }
+                result
             }
             .await
         }

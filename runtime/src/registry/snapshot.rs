@@ -26,16 +26,19 @@ const MAX_NAMED_TOOLS: usize = 30;
 #[derive(Clone)]
 pub(crate) enum Handler {
     /// A `#[tool]` function.
-    Static(fn(ToolContext, Value) -> ToolFuture),
+    Static(fn(ToolContext, &Value) -> ToolFuture),
     /// A tool registered at run time.
     Dynamic(Arc<dyn Tool>),
 }
 
 impl Handler {
-    pub(crate) fn start(&self, context: ToolContext, arguments: Value) -> ToolFuture {
+    /// Starts the tool. A `#[tool]` function reads its typed arguments from `arguments`
+    /// before its future is made, so they stay the caller's (for the call's record); a tool
+    /// registered at run time takes a copy.
+    pub(crate) fn start(&self, context: ToolContext, arguments: &Value) -> ToolFuture {
         match self {
             Handler::Static(invoke) => invoke(context, arguments),
-            Handler::Dynamic(tool) => tool.call(context, arguments),
+            Handler::Dynamic(tool) => tool.call(context, arguments.clone()),
         }
     }
 
@@ -86,13 +89,18 @@ impl Entry {
     /// for omitted optionals dropped, integral floats made integers (the schema and serde
     /// then agree on `1.0`), every violation reported without quoting secret values.
     pub(crate) fn check(&self, mut arguments: Value) -> Result<Value, ToolError> {
-        if self.strips_nulls {
-            nulls::remove_optional_nulls(&self.definition.input_schema, &mut arguments);
-        }
-        integral_floats_as_integers(&mut arguments);
-        self.validator
-            .check(&arguments, &self.definition.secret_arguments)?;
+        self.check_in_place(&mut arguments)?;
         Ok(arguments)
+    }
+
+    /// [`check`](Self::check), leaving the arguments (normalized) with the caller either way.
+    pub(crate) fn check_in_place(&self, arguments: &mut Value) -> Result<(), ToolError> {
+        if self.strips_nulls {
+            nulls::remove_optional_nulls(&self.definition.input_schema, arguments);
+        }
+        integral_floats_as_integers(arguments);
+        self.validator
+            .check(arguments, &self.definition.secret_arguments)
     }
 }
 

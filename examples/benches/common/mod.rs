@@ -1,0 +1,45 @@
+//! What the HTTP benches share: the clinic's router, beside a bare axum handler calling the
+//! same function, on one loopback address.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::routing::post;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolgate_examples::clinic::{Clinic, Weekday, agent, app, hours_for, model_from_env, registry};
+
+/// The bare handler's path.
+pub const BARE_PATH: &str = "/bare/hours";
+/// Its body.
+pub const BARE_BODY: &str = r#"{"day": "saturday"}"#;
+/// The same call through toolgate's `POST /tools/call`.
+pub const TOOL_BODY: &str = r#"{"name": "get_clinic_hours", "arguments": {"day": "saturday"}}"#;
+
+#[derive(Deserialize)]
+struct HoursArguments {
+    day: Option<Weekday>,
+}
+
+/// What a hand-written endpoint for the same function does.
+async fn bare_hours(Json(arguments): Json<HoursArguments>) -> Json<Value> {
+    let day = arguments.day.unwrap_or(Weekday::Monday);
+    Json(json!([{"day": day, "hours": hours_for(day)}]))
+}
+
+/// Serves the clinic and the bare handler on loopback; the base URL.
+pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
+    let clinic = Arc::new(Clinic::open(database).unwrap());
+    let registry = registry(Arc::clone(&clinic)).unwrap();
+    let tools = app(agent(registry, model_from_env()), clinic);
+    let router = tools.route(BARE_PATH, post(bare_hours));
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        base
+    })
+}

@@ -1,0 +1,130 @@
+//! Instructions per call, counted by valgrind's callgrind: stable where timings are not (a
+//! shared or noisy machine). Each row runs its calls twice, N and 2N times, each in a process
+//! of its own under callgrind, and reports (instructions(2N) − instructions(N)) / N, so start-up,
+//! the runtime and the registry's build cancel out.
+//!
+//! `cargo bench -p toolgate --bench call_instructions` (needs `valgrind`)
+//!
+//! Run by itself with `<row> <count>`, it makes that many calls and exits (what callgrind
+//! counts).
+
+mod common;
+
+use std::process::Command;
+
+use common::{ADD, Rmcp, SEARCH, floor_add, floor_search};
+use std::hint::black_box;
+use toolgate::prelude::*;
+
+const ROWS: [&str; 9] = [
+    "floor_add",
+    "rmcp_add",
+    "toolgate_add",
+    "toolgate_add_history_off",
+    "floor_search",
+    "rmcp_search",
+    "toolgate_search",
+    "toolgate_search_history_off",
+    "toolgate_add_in_batch",
+];
+
+const CALLS: u64 = 2_000;
+
+fn main() {
+    let arguments: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    match arguments.as_slice() {
+        [row, count] => run(row, count.parse().expect("a call count")),
+        _ => report(),
+    }
+}
+
+fn report() {
+    let program = std::env::current_exe().expect("the bench's own path");
+    println!("{:<30} {:>14}", "row", "instructions/call");
+    let mut floors = std::collections::HashMap::new();
+    for row in ROWS {
+        let once = counted(&program, row, CALLS);
+        let twice = counted(&program, row, 2 * CALLS);
+        let per_call = twice.saturating_sub(once) / CALLS;
+        let tool = if row.contains("search") {
+            "search"
+        } else {
+            "add"
+        };
+        if row.starts_with("floor") {
+            floors.insert(tool, per_call);
+        }
+        let over = per_call.saturating_sub(floors.get(tool).copied().unwrap_or(0));
+        println!("{row:<30} {per_call:>14} (+{over} over the floor)");
+    }
+}
+
+/// Instructions callgrind counted for `count` calls of `row`, start-up included.
+fn counted(program: &std::path::Path, row: &str, count: u64) -> u64 {
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(program)
+        .args([row, &count.to_string()])
+        .output()
+        .expect("valgrind is installed (apt-get install valgrind)");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{row} failed under callgrind:\n{log}"
+    );
+    log.lines()
+        .find_map(|line| line.split("Collected : ").nth(1))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("callgrind reported no count for {row}:\n{log}"))
+}
+
+/// Makes `count` calls of `row` on a single-threaded runtime (one thread, counted exactly).
+fn run(row: &str, count: u64) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let caller = Caller::new("bench", "public");
+        let default = Registry::builder().roles(["public"]).build().unwrap();
+        let history_off = Registry::builder()
+            .roles(["public"])
+            .history_capacity(0)
+            .build()
+            .unwrap();
+        let rmcp = Rmcp::connect().await;
+        for _ in 0..count {
+            match row {
+                "floor_add" => drop(black_box(floor_add(black_box(ADD)).await)),
+                "floor_search" => drop(black_box(floor_search(black_box(SEARCH)).await)),
+                "rmcp_add" => drop(black_box(rmcp.call("add", black_box(ADD)).await)),
+                "rmcp_search" => drop(black_box(rmcp.call("search", black_box(SEARCH)).await)),
+                "toolgate_add_in_batch" => break,
+                _ => {
+                    let (tool, arguments) = if row.contains("search") {
+                        ("search", SEARCH)
+                    } else {
+                        ("add", ADD)
+                    };
+                    let registry = if row.ends_with("history_off") {
+                        &history_off
+                    } else {
+                        &default
+                    };
+                    let call = ToolCall::new("1", tool, black_box(arguments));
+                    let outcome = registry.call(&caller, call).await;
+                    drop(black_box(outcome.result.unwrap()));
+                }
+            }
+        }
+        if row == "toolgate_add_in_batch" {
+            let calls = (0..count)
+                .map(|i| ToolCall::new(i.to_string(), "add", ADD))
+                .collect();
+            black_box(default.run_batch(&caller, calls).await);
+        }
+    });
+}

@@ -1,0 +1,146 @@
+//! What the call benches share: the same two tools written for toolgate, for rmcp, and by
+//! hand (the floor), and rmcp's router with a real connection's peer.
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
+use rmcp::service::{Peer, RequestContext, RoleServer, RunningService};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Serialize, JsonSchema)]
+pub struct Sum {
+    pub sum: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Found {
+    query: String,
+    hits: Vec<String>,
+}
+
+fn add_directly(a: i64, b: i64) -> Sum {
+    Sum { sum: a + b }
+}
+
+fn search_directly(query: String, max: u32, tags: Vec<String>) -> Found {
+    let hits = tags.into_iter().take(max as usize).collect();
+    Found { query, hits }
+}
+
+/// Add two numbers.
+#[toolgate::tool(permission = "public", read_only)]
+pub async fn add(a: i64, b: i64) -> Sum {
+    add_directly(a, b)
+}
+
+/// Search the catalogue.
+#[toolgate::tool(permission = "public", read_only)]
+pub async fn search(
+    /// What to look for.
+    query: String,
+    /// Most hits.
+    max: u32,
+    /// Tags the hits must carry.
+    tags: Vec<String>,
+) -> Found {
+    search_directly(query, max, tags)
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AddArguments {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SearchArguments {
+    /// What to look for.
+    query: String,
+    /// Most hits.
+    max: u32,
+    /// Tags the hits must carry.
+    tags: Vec<String>,
+}
+
+pub const ADD: &str = r#"{"a": 20, "b": 22}"#;
+pub const SEARCH: &str = r#"{"query": "vaccination schedule", "max": 5, "tags": ["dog", "puppy"]}"#;
+
+/// What a careful hand-written tool call does: parse, call, serialize.
+pub async fn floor_add(arguments: &str) -> Value {
+    let parsed: AddArguments = serde_json::from_str(arguments).unwrap();
+    serde_json::to_value(add_directly(parsed.a, parsed.b)).unwrap()
+}
+
+pub async fn floor_search(arguments: &str) -> Value {
+    let parsed: SearchArguments = serde_json::from_str(arguments).unwrap();
+    serde_json::to_value(search_directly(parsed.query, parsed.max, parsed.tags)).unwrap()
+}
+
+/// The same two tools written for rmcp, called through its router (built once).
+#[derive(Clone)]
+struct RmcpTools {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl RmcpTools {
+    #[tool(description = "Add two numbers.")]
+    async fn add(&self, Parameters(arguments): Parameters<AddArguments>) -> Json<Sum> {
+        Json(add_directly(arguments.a, arguments.b))
+    }
+
+    #[tool(description = "Search the catalogue.")]
+    async fn search(&self, Parameters(arguments): Parameters<SearchArguments>) -> Json<Found> {
+        Json(search_directly(
+            arguments.query,
+            arguments.max,
+            arguments.tags,
+        ))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for RmcpTools {}
+
+/// rmcp's router with the peer a real connection gives its calls.
+pub struct Rmcp {
+    tools: RmcpTools,
+    peer: Peer<RoleServer>,
+    _server: RunningService<RoleServer, RmcpTools>,
+    _client: RunningService<rmcp::RoleClient, ()>,
+}
+
+impl Rmcp {
+    pub async fn connect() -> Rmcp {
+        let tools = RmcpTools {
+            tool_router: RmcpTools::tool_router(),
+        };
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let serving = tools.clone().serve(tokio::io::split(server_side));
+        let connecting = ().serve(tokio::io::split(client_side));
+        let (server, client) = tokio::join!(serving, connecting);
+        let server = server.expect("the rmcp server starts");
+        Rmcp {
+            peer: server.peer().clone(),
+            tools,
+            _server: server,
+            _client: client.expect("the rmcp client connects"),
+        }
+    }
+
+    /// Text in, structured JSON out, as a server's `tools/call` does it.
+    pub async fn call(&self, name: &'static str, arguments: &str) -> Value {
+        let arguments: JsonObject = serde_json::from_str(arguments).unwrap();
+        let params = CallToolRequestParams::new(name).with_arguments(arguments);
+        let context = RequestContext::new(NumberOrString::Number(1), self.peer.clone());
+        let call = ToolCallContext::new(&self.tools, params, context);
+        match self.tools.tool_router.call(call).await.unwrap() {
+            CallToolResponse::Complete(result) => result.structured_content.unwrap(),
+            _ => unreachable!("a plain tool completes"),
+        }
+    }
+}
