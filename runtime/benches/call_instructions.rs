@@ -3,7 +3,7 @@
 //! of its own under callgrind, and reports (instructions(2N) − instructions(N)) / N, so start-up,
 //! the runtime and the registry's build cancel out.
 //!
-//! `cargo bench -p toolgate --bench call_instructions` (needs `valgrind`)
+//! `cargo bench -p toolgate --features mcp --bench call_instructions` (needs `valgrind`)
 //!
 //! Run by itself with `<row> <count>`, it makes that many calls and exits (what callgrind
 //! counts).
@@ -12,11 +12,12 @@ mod common;
 
 use std::process::Command;
 
-use common::{ADD, Rmcp, SEARCH, floor_add, floor_search};
+use common::{ADD, Rmcp, RmcpTools, SEARCH, connect, floor_add, floor_search, round_trip};
 use std::hint::black_box;
+use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 
-const ROWS: [&str; 9] = [
+const ROWS: [&str; 13] = [
     "floor_add",
     "rmcp_add",
     "toolgate_add",
@@ -26,6 +27,10 @@ const ROWS: [&str; 9] = [
     "toolgate_search",
     "toolgate_search_history_off",
     "toolgate_add_in_batch",
+    "mcp_rmcp_server_add",
+    "mcp_toolgate_server_add",
+    "mcp_rmcp_server_search",
+    "mcp_toolgate_server_search",
 ];
 
 const CALLS: u64 = 2_000;
@@ -96,6 +101,12 @@ fn run(row: &str, count: u64) {
             .build()
             .unwrap();
         let rmcp = Rmcp::connect().await;
+        let rmcp_server = connect(RmcpTools::routed()).await;
+        let toolgate_server = connect(McpServer::for_caller(
+            default.clone(),
+            Caller::new("bench", "public"),
+        ))
+        .await;
         for _ in 0..count {
             match row {
                 "floor_add" => drop(black_box(floor_add(black_box(ADD)).await)),
@@ -103,6 +114,12 @@ fn run(row: &str, count: u64) {
                 "rmcp_add" => drop(black_box(rmcp.call("add", black_box(ADD)).await)),
                 "rmcp_search" => drop(black_box(rmcp.call("search", black_box(SEARCH)).await)),
                 "toolgate_add_in_batch" => break,
+                "mcp_rmcp_server_add" => round_trip(&rmcp_server, "add", ADD).await,
+                "mcp_rmcp_server_search" => round_trip(&rmcp_server, "search", SEARCH).await,
+                "mcp_toolgate_server_add" => round_trip(&toolgate_server, "add", ADD).await,
+                "mcp_toolgate_server_search" => {
+                    round_trip(&toolgate_server, "search", SEARCH).await
+                }
                 _ => {
                     let (tool, arguments) = if row.contains("search") {
                         ("search", SEARCH)

@@ -1,15 +1,19 @@
 //! What the call benches share: the same two tools written for toolgate, for rmcp, and by
 //! hand (the floor), and rmcp's router with a real connection's peer.
 
+// Each bench uses part of it.
+#![allow(dead_code)]
+
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
-use rmcp::service::{Peer, RequestContext, RoleServer, RunningService};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::hint::black_box;
 
 #[derive(Serialize, JsonSchema)]
 pub struct Sum {
@@ -82,8 +86,17 @@ pub async fn floor_search(arguments: &str) -> Value {
 
 /// The same two tools written for rmcp, called through its router (built once).
 #[derive(Clone)]
-struct RmcpTools {
+pub struct RmcpTools {
     tool_router: ToolRouter<Self>,
+}
+
+impl RmcpTools {
+    /// The tools, with their router built once.
+    pub fn routed() -> Self {
+        RmcpTools {
+            tool_router: Self::tool_router(),
+        }
+    }
 }
 
 #[tool_router]
@@ -103,7 +116,7 @@ impl RmcpTools {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for RmcpTools {}
 
 /// rmcp's router with the peer a real connection gives its calls.
@@ -116,9 +129,7 @@ pub struct Rmcp {
 
 impl Rmcp {
     pub async fn connect() -> Rmcp {
-        let tools = RmcpTools {
-            tool_router: RmcpTools::tool_router(),
-        };
+        let tools = RmcpTools::routed();
         let (server_side, client_side) = tokio::io::duplex(64 * 1024);
         let serving = tools.clone().serve(tokio::io::split(server_side));
         let connecting = ().serve(tokio::io::split(client_side));
@@ -142,5 +153,36 @@ impl Rmcp {
             CallToolResponse::Complete(result) => result.structured_content.unwrap(),
             _ => unreachable!("a plain tool completes"),
         }
+    }
+}
+
+/// A client connected to `server` over an in-memory pipe.
+pub async fn connect(server: impl ServerHandler) -> RunningService<RoleClient, ()> {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server
+            .serve(tokio::io::split(server_side))
+            .await
+            .expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    ().serve(tokio::io::split(client_side))
+        .await
+        .expect("the client connects")
+}
+
+pub async fn round_trip(
+    client: &RunningService<RoleClient, ()>,
+    tool: &'static str,
+    arguments: &str,
+) {
+    let arguments: JsonObject = serde_json::from_str(arguments).unwrap();
+    let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+    match client.call_tool_once(params).await.unwrap() {
+        CallToolResponse::Complete(result) => {
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            black_box(result);
+        }
+        other => panic!("a plain tool completes: {other:?}"),
     }
 }

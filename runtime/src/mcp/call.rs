@@ -3,7 +3,9 @@
 //! approval) and what it can be asked.
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
@@ -11,7 +13,7 @@ use crate::approval::{ApprovalAnswer, AskCaller, CONFIRMATION_KEY, Confirmation,
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
-use crate::formats::mcp;
+use crate::formats::{mcp, result_text};
 use crate::input::{ClientInput, InputKind, InputRequired};
 use crate::registry::CallOptions;
 
@@ -164,25 +166,35 @@ impl McpServer {
         };
         let id = context.id.to_string();
         let tool_call = ToolCall::new(id, call.definition.name.clone(), call.arguments.clone());
-        let outcome = self
-            .registry()
-            .call_with(call.caller, tool_call, options)
-            .await;
-        if let Some(forwarding) = forwarded.forwarding {
-            forwarding.finish().await;
+        let running = self.registry().call_with(call.caller, tool_call, options);
+        match forwarded.forwarding {
+            Some(forwarding) => forwarding.beside(running).await,
+            None => running.await,
         }
-        outcome
     }
 }
 
-/// The `CallToolResult` of an outcome (errors as `isError` results the model can read).
+/// The `CallToolResult` of an outcome (errors as `isError` results the model can read): what
+/// [`mcp::call_tool_result`] says, made directly (content blocks through their JSON form).
 fn complete(
     outcome: &ToolOutcome,
     definition: &ToolDefinition,
 ) -> Result<CallToolResponse, ErrorData> {
-    let mut result = mcp::call_tool_result(outcome, Some(definition));
-    result["resultType"] = json!("complete");
-    let result: CallToolResult = serde_json::from_value(result)
-        .map_err(|error| ErrorData::internal_error(format!("tool result: {error}"), None))?;
+    if outcome.is_content {
+        let mut result = mcp::call_tool_result(outcome, Some(definition));
+        result["resultType"] = json!("complete");
+        let result: CallToolResult = serde_json::from_value(result)
+            .map_err(|error| ErrorData::internal_error(format!("tool result: {error}"), None))?;
+        return Ok(result.into());
+    }
+    let text = vec![ContentBlock::text(result_text(&outcome.result))];
+    let result = match &outcome.result {
+        Ok(value) => {
+            let mut result = CallToolResult::success(text);
+            result.structured_content = mcp::structured_content(definition, value);
+            result
+        }
+        Err(_) => CallToolResult::error(text),
+    };
     Ok(result.into())
 }

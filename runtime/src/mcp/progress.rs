@@ -9,7 +9,6 @@ use rmcp::model::{
 };
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use crate::progress::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 
@@ -34,11 +33,16 @@ pub(super) struct Forwarded {
     pub(super) forwarding: Option<Forwarding>,
 }
 
-/// The notifications on their way; [`finish`](Forwarding::finish) sends what is left.
+/// The notifications on their way, sent by [`beside`](Forwarding::beside) while the call
+/// runs, in the call's own task (no task of their own: most calls report nothing, and a
+/// spawned forwarder cost a task and a wake-up per call).
 pub(super) struct Forwarding {
     /// `None` marks the end: updates after it (from work the tool left behind) are dropped.
     sender: mpsc::UnboundedSender<Option<Update>>,
-    task: JoinHandle<()>,
+    receiver: mpsc::UnboundedReceiver<Option<Update>>,
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    logger: Option<String>,
 }
 
 /// Sinks that notify `peer` of what it asked to hear (none when it asked for nothing).
@@ -50,26 +54,9 @@ pub(super) fn forward(peer: Peer<RoleServer>, listening: Listening) -> Forwarded
             forwarding: None,
         };
     }
-    let (sender, mut receiver) = mpsc::unbounded_channel::<Option<Update>>();
+    let (sender, receiver) = mpsc::unbounded_channel::<Option<Update>>();
     let token = listening.progress.clone();
     let logger = listening.log.as_ref().map(|(_, tool)| tool.clone());
-    let task = tokio::spawn(async move {
-        while let Some(Some(update)) = receiver.recv().await {
-            let sent = match update {
-                Update::Progress(report) => match &token {
-                    Some(token) => peer.notify_progress(progress_param(token, report)).await,
-                    None => Ok(()),
-                },
-                Update::Log(message) => {
-                    let param = log_param(logger.clone(), message);
-                    peer.notify_logging_message(param).await
-                }
-            };
-            if sent.is_err() {
-                break; // the client is gone
-            }
-        }
-    });
     // A closed channel means the call is over or the client gone: nothing to tell.
     let progress = listening.progress.map(|_| {
         let updates = sender.clone();
@@ -83,7 +70,13 @@ pub(super) fn forward(peer: Peer<RoleServer>, listening: Listening) -> Forwarded
             }
         })
     });
-    let forwarding = Some(Forwarding { sender, task });
+    let forwarding = Some(Forwarding {
+        sender,
+        receiver,
+        peer,
+        token,
+        logger,
+    });
     Forwarded {
         progress,
         log,
@@ -131,9 +124,38 @@ pub(super) fn level_of(level: LoggingLevel) -> LogLevel {
 }
 
 impl Forwarding {
-    /// Waits until every update made so far has been sent.
-    pub(super) async fn finish(self) {
-        let _ = self.sender.send(None);
-        let _ = self.task.await;
+    /// Runs `call`, sending the updates it makes as they come; done when the call is and
+    /// every update made until then has been sent.
+    pub(super) async fn beside<T>(self, call: impl Future<Output = T>) -> T {
+        let Forwarding {
+            sender,
+            mut receiver,
+            peer,
+            token,
+            logger,
+        } = self;
+        let call = async move {
+            let result = call.await;
+            let _ = sender.send(None);
+            result
+        };
+        let send = async move {
+            while let Some(Some(update)) = receiver.recv().await {
+                let sent = match update {
+                    Update::Progress(report) => match &token {
+                        Some(token) => peer.notify_progress(progress_param(token, report)).await,
+                        None => Ok(()),
+                    },
+                    Update::Log(message) => {
+                        let param = log_param(logger.clone(), message);
+                        peer.notify_logging_message(param).await
+                    }
+                };
+                if sent.is_err() {
+                    break; // the client is gone
+                }
+            }
+        };
+        tokio::join!(call, send).0
     }
 }

@@ -205,7 +205,9 @@ impl ServerHandler for McpServer {
             let error = self.registry.unknown_tool(&caller, &request.name);
             return Err(ErrorData::invalid_params(error.message, None));
         };
-        self.call(&caller, &definition, request, &context).await
+        // Boxed: rmcp moves each request's future into a task of its own, so its size is
+        // copied per request; the call's is large (the registry's path, the client's rounds).
+        Box::pin(self.call(&caller, &definition, request, &context)).await
     }
 
     #[allow(deprecated)] // logging: deprecated by SEP-2577 after 2026-07-28
@@ -251,6 +253,14 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        // Boxed, like a call: every request's future is as large as the largest handler's.
+        Box::pin(self.listen_for_changes(subscription)).await
+    }
+}
+
+impl McpServer {
+    /// `subscriptions/listen`: tool list changes, until the client cancels or goes.
+    async fn listen_for_changes(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let since = lock(&self.listen_accepted_at)
             .take()
             .unwrap_or_else(|| self.registry.tools_now());
