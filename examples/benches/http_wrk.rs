@@ -19,6 +19,13 @@ struct Round {
 }
 
 fn main() {
+    let arguments: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let [target, count] = arguments.as_slice() {
+        return requests_in_process(target, count.parse().expect("a request count"));
+    }
     let seconds = setting("WRK_SECONDS", 10);
     let rounds = setting("WRK_ROUNDS", 2);
     let connections = setting("WRK_CONNECTIONS", 32);
@@ -55,6 +62,37 @@ fn main() {
             tool.p99_ms / bare.p99_ms
         );
     }
+    let _ = std::fs::remove_dir_all(directory);
+}
+
+/// `count` requests to one target (`bare` or `toolgate`) from a client in this process, one
+/// thread for both: what a profiler (`valgrind --tool=callgrind`) looks at.
+fn requests_in_process(target: &str, count: u64) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let directory = std::env::temp_dir().join(format!("toolgate-wrk-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let base = start(&runtime, &directory.join("clinic.db"));
+    let (url, body) = match target {
+        "bare" => (format!("{base}{BARE_PATH}"), BARE_BODY),
+        _ => (format!("{base}/tools/call"), TOOL_BODY),
+    };
+    let client = reqwest::Client::new();
+    runtime.block_on(async {
+        for _ in 0..count {
+            let response = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.status().is_success());
+            response.bytes().await.unwrap();
+        }
+    });
     let _ = std::fs::remove_dir_all(directory);
 }
 

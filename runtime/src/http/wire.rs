@@ -1,7 +1,7 @@
 //! Bodies on the wire: call requests in, outcomes out.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
@@ -70,12 +70,13 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
         .get("dry_run")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let (items, single) = match &value {
-        Value::Array(items) => (items.as_slice(), false),
-        Value::Object(map) => match map.get("calls") {
-            Some(Value::Array(items)) => (items.as_slice(), false),
+    // The body is taken apart, not copied: names and arguments move into the calls.
+    let (items, single) = match value {
+        Value::Array(items) => (items, false),
+        Value::Object(mut map) => match map.remove("calls") {
+            Some(Value::Array(items)) => (items, false),
             Some(_) => return Err(malformed(format!("`calls` must be an array; {SHAPE}"))),
-            None => (std::slice::from_ref(&value), true),
+            None => (vec![Value::Object(map)], true),
         },
         _ => {
             return Err(malformed(format!(
@@ -84,7 +85,7 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
         }
     };
     let calls = items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(index, item)| call_of(item, index, single))
         .collect::<Result<Vec<_>, _>>()?;
@@ -95,29 +96,39 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
     })
 }
 
-fn call_of(item: &Value, index: usize, single: bool) -> Result<ToolCall, ApiError> {
-    let place = if single {
-        "the call".to_owned()
-    } else {
-        format!("calls[{index}]")
+fn call_of(item: Value, index: usize, single: bool) -> Result<ToolCall, ApiError> {
+    let place = || {
+        if single {
+            "the call".to_owned()
+        } else {
+            format!("calls[{index}]")
+        }
     };
-    let name = item
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| malformed(format!("{place} has no string `name`; {SHAPE}")))?;
-    let id = match item.get("id") {
-        Some(Value::String(id)) => id.clone(),
+    let mut item = match item {
+        Value::Object(item) => item,
+        _ => Map::new(),
+    };
+    let name = match item.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            let place = place();
+            return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
+        }
+    };
+    let id = match item.remove("id") {
+        Some(Value::String(id)) => id,
         Some(Value::Number(number)) => number.to_string(),
         None | Some(Value::Null) => format!("call-{index}"),
         Some(_) => {
+            let place = place();
             return Err(malformed(format!(
                 "{place} has an `id` that is neither a string nor a number"
             )));
         }
     };
-    let arguments = match item.get("arguments") {
-        Some(Value::String(text)) => ToolArguments::Text(text.clone()),
-        Some(other) => ToolArguments::Value(other.clone()),
+    let arguments = match item.remove("arguments") {
+        Some(Value::String(text)) => ToolArguments::Text(text),
+        Some(other) => ToolArguments::Value(other),
         None => ToolArguments::Value(Value::Null),
     };
     Ok(ToolCall::new(id, name, arguments))

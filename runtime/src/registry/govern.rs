@@ -104,6 +104,19 @@ pub(crate) async fn authorize(
         }
         Decision::RequireApproval { reason } => reason,
     };
+    // Boxed: the approval path's state is large, and every call's future would carry it.
+    Box::pin(require_approval(asking, arguments, reason)).await
+}
+
+/// A call the policy wants approved: a standing grant, the tool's review, then whoever may
+/// decide it (an in-process approver, the caller's client, or an approver with a ticket).
+async fn require_approval(
+    asking: &Asking<'_>,
+    arguments: &Value,
+    reason: String,
+) -> (Verdict, Result<Authorized, ToolError>) {
+    let governance = &asking.config.governance;
+    let tool = &asking.entry.definition.name;
     match governance.grants.granted(asking.caller.id(), tool).await {
         Ok(true) => {
             let verdict = Verdict::new("approved_always");
