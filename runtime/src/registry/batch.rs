@@ -1,7 +1,5 @@
 //! Many calls at once: one outcome per call, in call order.
 
-use std::sync::Arc;
-
 use futures::stream::{FuturesOrdered, StreamExt};
 
 use crate::call::{ToolCall, ToolOutcome};
@@ -68,8 +66,8 @@ pub struct CallOptions {
 }
 
 pub(crate) async fn run(
-    config: &Arc<Config>,
-    snapshot: &Arc<Snapshot>,
+    config: &Config,
+    snapshot: &Snapshot,
     rank: Option<usize>,
     caller: &Caller,
     calls: Vec<ToolCall>,
@@ -110,24 +108,33 @@ pub(crate) async fn run(
             }
             continue;
         }
-        // The calls run concurrently inside this task: joined, not spawned (a task per call
-        // costs about as much as the call). A tool that computes for long should use
-        // `spawn_blocking` (synchronous `#[tool]` functions do). At most `limit` run at once;
-        // outcomes come in call order.
-        let mut waiting = phase.into_iter();
-        let mut running = FuturesOrdered::new();
-        loop {
-            while running.len() < limit {
-                let Some(call) = waiting.next() else { break };
-                running.push_back(execute::execute(&run, call));
-            }
-            let Some(outcome) = running.next().await else {
-                break;
-            };
-            outcomes.push(outcome);
-        }
+        joined(&run, phase, limit, &mut outcomes).await;
     }
     outcomes
+}
+
+/// Runs `calls` concurrently inside this task: joined, not spawned (a task per call costs
+/// about as much as the call). A tool that computes for long should use `spawn_blocking`
+/// (synchronous `#[tool]` functions do). At most `limit` run at once; outcomes come in call
+/// order.
+async fn joined(
+    run: &Run<'_>,
+    calls: Vec<ToolCall>,
+    limit: usize,
+    outcomes: &mut Vec<ToolOutcome>,
+) {
+    let mut waiting = calls.into_iter();
+    let mut running = FuturesOrdered::new();
+    loop {
+        while running.len() < limit {
+            let Some(call) = waiting.next() else { break };
+            running.push_back(execute::execute(run, call));
+        }
+        let Some(outcome) = running.next().await else {
+            break;
+        };
+        outcomes.push(outcome);
+    }
 }
 
 fn too_large(count: usize, max: usize) -> ToolError {

@@ -5,7 +5,6 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use futures::FutureExt;
-
 use serde_json::Value;
 
 use crate::audit::{AuditMode, AuditRecord, redact, redact_in_place};
@@ -214,11 +213,12 @@ pub(crate) async fn finish(
             let stored = AssertUnwindSafe(async { store.append(record).await })
                 .catch_unwind()
                 .await;
-            if !matches!(stored, Ok(Ok(()))) {
-                let error = match stored {
-                    Ok(Err(error)) => error.to_string(),
-                    _ => "the audit store panicked".to_owned(),
-                };
+            let error = match stored {
+                Ok(Ok(())) => None,
+                Ok(Err(error)) => Some(error.to_string()),
+                Err(_) => Some("the audit store panicked".to_owned()),
+            };
+            if let Some(error) = error {
                 tracing::error!(%error, tool = %tool, call_id = %call_id, "a call's audit record could not be stored");
             }
         }
