@@ -12,7 +12,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{ADD, Rmcp, RmcpTools, SEARCH, connect, floor_add, floor_search, round_trip};
+use common::{
+    ADD, Rmcp, RmcpTools, SEARCH, connect, floor_add, floor_search, registries, round_trip,
+};
 use std::hint::black_box;
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
@@ -94,12 +96,7 @@ fn run(row: &str, count: u64) {
         .unwrap();
     runtime.block_on(async {
         let caller = Caller::new("bench", "public");
-        let default = Registry::builder().roles(["public"]).build().unwrap();
-        let history_off = Registry::builder()
-            .roles(["public"])
-            .history_capacity(0)
-            .build()
-            .unwrap();
+        let (default, history_off) = registries();
         let rmcp = Rmcp::connect().await;
         let rmcp_server = connect(RmcpTools::routed()).await;
         let toolgate_server = connect(McpServer::for_caller(

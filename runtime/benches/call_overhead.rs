@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{ADD, Rmcp, SEARCH, floor_add, floor_search};
+use common::{ADD, Rmcp, SEARCH, floor_add, floor_search, registries};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use std::hint::black_box;
@@ -19,12 +19,7 @@ use toolgate::prelude::*;
 fn single_calls(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let rmcp = runtime.block_on(Rmcp::connect());
-    let default = Registry::builder().roles(["public"]).build().unwrap();
-    let history_off = Registry::builder()
-        .roles(["public"])
-        .history_capacity(0)
-        .build()
-        .unwrap();
+    let (default, history_off) = registries();
     let caller = Caller::new("bench", "public");
     type Floor = fn(&'static str) -> std::pin::Pin<Box<dyn Future<Output = Value>>>;
     let tools: [(&'static str, &'static str, Floor); 2] = [

@@ -186,3 +186,17 @@ pub async fn round_trip(
         other => panic!("a plain tool completes: {other:?}"),
     }
 }
+
+/// The registry with its defaults (audit history on), and one without the history.
+pub fn registries() -> (toolgate::Registry, toolgate::Registry) {
+    let default = toolgate::Registry::builder()
+        .roles(["public"])
+        .build()
+        .unwrap();
+    let history_off = toolgate::Registry::builder()
+        .roles(["public"])
+        .history_capacity(0)
+        .build()
+        .unwrap();
+    (default, history_off)
+}

@@ -350,22 +350,25 @@ fn timed_out(limit: Duration) -> ToolError {
     .with_details(serde_json::json!({"timeout_ms": limit.as_millis() as u64}))
 }
 
+/// The tool panicked.
 fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
-    let detail = panic_text(payload.as_ref());
-    // The panic text may hold internals: it goes to the log, not to the model.
-    tracing::error!(tool, panic = %detail, "tool panicked; the panic was contained");
-    ToolError::new(
-        ErrorCode::Panicked,
-        "the tool failed unexpectedly (an internal error, not a problem with your arguments)",
-    )
+    contained_panic(tool, payload, "the tool")
 }
 
+/// Application code on the call's path (a store, a limit) panicked.
 fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
+    contained_panic(tool, payload, "the call")
+}
+
+/// A contained panic: its text goes to the log (it may hold internals), not to the model.
+fn contained_panic(tool: &str, payload: Box<dyn Any + Send>, what: &str) -> ToolError {
     let detail = panic_text(payload.as_ref());
-    tracing::error!(tool, panic = %detail, "application code on a call's path panicked; the panic was contained");
+    tracing::error!(tool, panic = %detail, "{what} panicked; the panic was contained");
     ToolError::new(
         ErrorCode::Panicked,
-        "the call failed unexpectedly (an internal error, not a problem with your arguments)",
+        format!(
+            "{what} failed unexpectedly (an internal error, not a problem with your arguments)"
+        ),
     )
 }
 
