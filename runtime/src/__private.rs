@@ -14,6 +14,9 @@ use serde_json::Value;
 use crate::error::ToolError;
 use crate::tool::{ToolFuture, ToolResult};
 
+pub use crate::exact::{
+    ExactField, ExactInput, ExactShape, Shape, ShapeIsKnown, ShapeIsUnknown, ShapeProbe,
+};
 pub use crate::static_tool::StaticTool;
 pub use {inventory, schemars, serde, serde_json};
 

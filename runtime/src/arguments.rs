@@ -225,7 +225,7 @@ fn text_depth(bytes: &[u8]) -> usize {
 }
 
 /// Checks depth and approximate size of a parsed value without recursion.
-fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), ToolError> {
+pub(crate) fn check_value(value: &Value, limits: &ArgumentLimits) -> Result<(), ToolError> {
     let mut size = 0usize;
     let mut stack = vec![(value, 1usize)];
     while let Some((node, depth)) = stack.pop() {

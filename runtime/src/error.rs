@@ -66,6 +66,14 @@ macro_rules! known_codes {
                 }
             }
 
+            /// The wire form, borrowed from the table where it is one of the library's codes.
+            pub(crate) fn wire(&self) -> Cow<'static, str> {
+                match self {
+                    $(ErrorCode::$variant => Cow::Borrowed($wire),)*
+                    ErrorCode::Custom(code) => code.clone(),
+                }
+            }
+
             /// Reads a code from its wire form; unknown strings become [`ErrorCode::Custom`].
             pub fn parse(code: &str) -> ErrorCode {
                 match code {

@@ -85,6 +85,7 @@ pub mod content;
 mod context;
 mod definition;
 mod error;
+mod exact;
 pub mod events;
 pub mod formats;
 #[cfg(feature = "axum")]

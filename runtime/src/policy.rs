@@ -54,6 +54,14 @@ pub struct PolicyRequest<'a> {
 pub trait Policy: Send + Sync + 'static {
     /// The decision for one call.
     fn decide(&self, request: &PolicyRequest<'_>) -> Decision;
+
+    /// Whether [`decide`](Self::decide) reads [`PolicyRequest::arguments`]. A policy that
+    /// decides by the tool and the caller alone returns `false`: the registry may then read
+    /// a call's arguments straight into the tool's parameter types, without building the
+    /// JSON value, and gives `decide` an empty object. The default is `true`.
+    fn reads_arguments(&self) -> bool {
+        true
+    }
 }
 
 impl<F> Policy for F
@@ -122,5 +130,10 @@ impl Policy for DefaultPolicy {
                 reason: format!("{reason}, and this application does not run such tools"),
             },
         }
+    }
+
+    /// It decides by the tool alone.
+    fn reads_arguments(&self) -> bool {
+        false
     }
 }

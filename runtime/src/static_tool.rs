@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
+use crate::exact::{ExactField, ExactInput};
 use crate::definition::{Hints, Risk, SourceLocation, ToolDefinition};
 use crate::tool::ToolFuture;
 
@@ -30,6 +31,11 @@ pub struct StaticTool {
     pub returns_content: fn() -> bool,
     pub requirements: fn() -> Vec<StateRequirement>,
     pub invoke: fn(ToolContext, &Value) -> ToolFuture,
+    /// The parameters' shapes, if every parameter type is read exactly as its schema says
+    /// (see `crate::exact`).
+    pub exact_fields: fn() -> Option<Vec<ExactField>>,
+    /// Reads the arguments straight into the parameter types: `None` where serde cannot.
+    pub invoke_exact: fn(ToolContext, ExactInput<'_>) -> Option<ToolFuture>,
 }
 
 inventory::collect!(StaticTool);

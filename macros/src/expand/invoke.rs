@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{ItemFn, Type};
 
-use crate::ast::{Context, Output, Param, ToolFn};
+use crate::ast::{Argument, Context, Output, Param, ToolFn};
 
 pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let contexts: Vec<&Context> = function
@@ -28,15 +28,31 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let context_types = contexts.iter().map(|context| &context.ty);
     let (ok_type, convert) = conversion(function);
     let call = call(item, function, convert);
+    let exact_fields = exact_fields(function);
     quote! {
         fn __invoke(
             __context: ::toolgate::ToolContext,
             __arguments: &::toolgate::__private::serde_json::Value,
         ) -> ::toolgate::ToolFuture {
-            let __arguments: __ToolArguments = match ::toolgate::__private::deserialize_arguments(__arguments) {
-                ::core::result::Result::Ok(__arguments) => __arguments,
-                ::core::result::Result::Err(__error) => return ::toolgate::__private::ready_error(__error),
-            };
+            match ::toolgate::__private::deserialize_arguments(__arguments) {
+                ::core::result::Result::Ok(__arguments) => __start(__context, __arguments),
+                ::core::result::Result::Err(__error) => ::toolgate::__private::ready_error(__error),
+            }
+        }
+
+        fn __invoke_exact(
+            __context: ::toolgate::ToolContext,
+            __arguments: ::toolgate::__private::ExactInput<'_>,
+        ) -> ::core::option::Option<::toolgate::ToolFuture> {
+            ::core::option::Option::Some(__start(__context, __arguments.read()?))
+        }
+
+        #exact_fields
+
+        fn __start(
+            __context: ::toolgate::ToolContext,
+            __arguments: __ToolArguments,
+        ) -> ::toolgate::ToolFuture {
             let __prepared = (|| -> ::core::result::Result<_, ::toolgate::ToolError> {
                 #(#bindings)*
                 ::core::result::Result::Ok(#call)
@@ -63,6 +79,48 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
             let mut __requirements = ::std::vec::Vec::new();
             #(__requirements.extend(<#context_types as ::toolgate::FromContext>::requirement());)*
             __requirements
+        }
+    }
+}
+
+/// `__exact_fields`: each argument's key and shape, or `None` when a type's shape is unknown
+/// or a `#[serde]` attribute changes how it is read.
+fn exact_fields(function: &ToolFn) -> TokenStream {
+    let arguments: Vec<&Argument> = function
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument(argument) => Some(argument),
+            Param::Context(_) => None,
+        })
+        .collect();
+    let serde_attributes = arguments.iter().any(|argument| {
+        argument
+            .field_attrs
+            .iter()
+            .any(|attr| attr.path().is_ident("serde"))
+    });
+    if serde_attributes {
+        return quote! {
+            fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
+                ::core::option::Option::None
+            }
+        };
+    }
+    let fields = arguments.iter().map(|argument| {
+        let (key, ty) = (argument.json_key(), &argument.ty);
+        quote! {
+            ::toolgate::__private::ExactField {
+                key: #key,
+                shape: (&::toolgate::__private::ShapeProbe::<#ty>::new()).shape()?,
+            }
+        }
+    });
+    quote! {
+        fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
+            #[allow(unused_imports)]
+            use ::toolgate::__private::{ShapeIsKnown as _, ShapeIsUnknown as _};
+            ::core::option::Option::Some(::std::vec![#(#fields),*])
         }
     }
 }

@@ -59,6 +59,8 @@ pub(super) fn record(
             returns_content: __returns_content,
             requirements: __requirements,
             invoke: __invoke,
+            exact_fields: __exact_fields,
+            invoke_exact: __invoke_exact,
         }
     }
 }

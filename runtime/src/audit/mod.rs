@@ -3,6 +3,7 @@
 
 mod chain;
 mod jsonl;
+mod kept;
 mod store;
 mod verify;
 
@@ -13,6 +14,7 @@ pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
 pub use jsonl::JsonlFileSink;
+pub(crate) use kept::{KeptArguments, KeptRecord, ReadBack};
 pub use store::{AuditStore, MemoryAuditStore};
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::AuditRecord;
+use super::kept::KeptRecord;
 use super::chain::{ChainBreak, VerifiedChain};
 use crate::store::error::{StoreFuture, ready};
 use crate::sync::lock;
@@ -44,7 +45,7 @@ impl<T: AuditStore + ?Sized> AuditStore for std::sync::Arc<T> {
 #[derive(Debug)]
 pub struct MemoryAuditStore {
     capacity: usize,
-    records: Mutex<VecDeque<AuditRecord>>,
+    records: Mutex<VecDeque<KeptRecord>>,
 }
 
 impl MemoryAuditStore {
@@ -57,15 +58,28 @@ impl MemoryAuditStore {
     }
 }
 
+impl MemoryAuditStore {
+    /// Keeps a record as the registry hands it over (see [`KeptRecord`]).
+    pub(crate) fn keep(&self, record: KeptRecord) {
+        if self.capacity == 0 {
+            return;
+        }
+        let evicted = {
+            let mut records = lock(&self.records);
+            let evicted = (records.len() == self.capacity)
+                .then(|| records.pop_front())
+                .flatten();
+            records.push_back(record);
+            evicted
+        };
+        // Freed after the lock is released.
+        drop(evicted);
+    }
+}
+
 impl AuditStore for MemoryAuditStore {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
-        if self.capacity > 0 {
-            let mut records = lock(&self.records);
-            if records.len() == self.capacity {
-                records.pop_front();
-            }
-            records.push_back(record);
-        }
+        self.keep(KeptRecord::from(record));
         ready(Ok(()))
     }
 
@@ -74,9 +88,9 @@ impl AuditStore for MemoryAuditStore {
         let last = records
             .iter()
             .rev()
-            .filter(|record| record.caller == caller)
+            .filter(|record| record.caller.id() == caller)
             .take(count)
-            .cloned()
+            .map(KeptRecord::to_record)
             .collect();
         ready(Ok(last))
     }

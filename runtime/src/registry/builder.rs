@@ -424,7 +424,7 @@ impl RegistryBuilder {
                     .is_none_or(|keep| keep(&definition));
                 keep.then(|| Candidate {
                     definition,
-                    handler: Handler::Static(linked.invoke),
+                    handler: Handler::Static(linked),
                     requirements: (linked.requirements)(),
                 })
             })
@@ -441,6 +441,16 @@ impl RegistryBuilder {
             })?),
             None => self.roles.names().len().checked_sub(1),
         };
+        // The default history is kept without building a full record per call.
+        let history = match (&self.audit_store, self.history_capacity) {
+            (None, capacity) if capacity > 0 => Some(Arc::new(MemoryAuditStore::new(capacity))),
+            _ => None,
+        };
+        let audit = self.audit_store.or_else(|| {
+            history
+                .clone()
+                .map(|history| history as Arc<dyn AuditStore>)
+        });
         Ok(Config {
             roles: self.roles,
             states: Arc::new(self.states),
@@ -464,11 +474,8 @@ impl RegistryBuilder {
                 limits: self.rate_limits,
                 max_batch: self.max_batch,
                 sinks: self.sinks,
-                audit: match (self.audit_store, self.history_capacity) {
-                    (Some(store), _) => Some(store),
-                    (None, 0) => None,
-                    (None, capacity) => Some(Arc::new(MemoryAuditStore::new(capacity))),
-                },
+                audit,
+                history,
                 audit_mode: self.audit_mode,
                 grants: self.grants,
                 events: EventBus::default(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::approval::{Approver, GrantStore, PendingStore, TicketSigner};
 use crate::arguments::ArgumentLimits;
-use crate::audit::{AuditMode, AuditSink, AuditStore};
+use crate::audit::{AuditMode, AuditSink, AuditStore, MemoryAuditStore};
 use crate::caller::Caller;
 use crate::context::StateMap;
 use crate::events::EventBus;
@@ -57,6 +57,9 @@ pub(crate) struct Governance {
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     /// Where records are kept to be read back; `None` keeps none.
     pub(crate) audit: Option<Arc<dyn AuditStore>>,
+    /// The same store when it is the default in-memory history, which takes records as the
+    /// call path holds them.
+    pub(crate) history: Option<Arc<MemoryAuditStore>>,
     pub(crate) audit_mode: AuditMode,
     /// Standing "always" grants.
     pub(crate) grants: Arc<dyn GrantStore>,
@@ -68,6 +71,11 @@ impl Governance {
     /// Whether records are kept anywhere (if not, none is built).
     pub(crate) fn audits(&self) -> bool {
         !self.sinks.is_empty() || self.audit.is_some()
+    }
+
+    /// Whether each call is recorded before it runs ([`AuditMode::BeforeRun`]).
+    pub(crate) fn records_before_run(&self) -> bool {
+        self.audit.is_some() && self.audit_mode == AuditMode::BeforeRun
     }
 
     /// The rank of `caller` if it holds the approver role (at or above it), else `None`.

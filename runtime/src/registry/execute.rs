@@ -2,6 +2,7 @@
 //! timeout, cancellation and panic isolation, and audit.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,13 +16,13 @@ use crate::arguments::ToolArguments;
 use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
-use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
 use crate::input::ClientInput;
 use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
+use crate::registry::checked::{Checked, Started, read_arguments, read_exact, tool_context};
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorized, authorize};
@@ -97,21 +98,35 @@ async fn decide_and_run(
     }
     let entry = find(run.config, run.snapshot, run.rank, name)?;
     trail.seen(&entry.definition);
-    let arguments = read_arguments(run.config, entry, arguments, trail)?;
-    let result = authorize_and_run(run, id, name, entry, &arguments, trail).await;
+    let running = Running {
+        caller: run.caller,
+        call_id: id,
+        cancel: run.cancel,
+        client: run.client,
+    };
+    let (arguments, started) =
+        match read_exact(run.config, entry, &running, arguments, run.dry_run) {
+            Ok((arguments, started)) => (arguments, Some(started)),
+            Err(arguments) => {
+                let checked = read_arguments(run.config, entry, arguments, trail)?;
+                (Checked::Value(checked), None)
+            }
+        };
+    let result = authorize_and_run(run, &running, name, entry, (&arguments, started), trail).await;
     if run.config.governance.audits() {
-        trail.keep(arguments, &entry.definition.secret_arguments);
+        trail.keep(arguments, entry);
     }
     result
 }
 
-/// Rate limits, the policy (and approval), then the tool, with checked arguments.
+/// Rate limits, the policy (and approval), then the tool, with checked arguments (and the
+/// tool's future, if it has read them already).
 async fn authorize_and_run(
     run: &Run<'_>,
-    id: &str,
+    running: &Running<'_>,
     name: &str,
     entry: &Arc<Entry>,
-    arguments: &Value,
+    (arguments, started): (&Checked, Option<Started>),
     trail: &mut Trail,
 ) -> ToolResult {
     if !run.dry_run {
@@ -125,7 +140,7 @@ async fn authorize_and_run(
         config: run.config,
         entry,
         caller: run.caller,
-        call_id: id,
+        call_id: running.call_id,
         cancel: run.cancel,
         run_id: run.run_id,
         ask_caller: run.client.and_then(|client| client.ask_caller.as_ref()),
@@ -136,54 +151,21 @@ async fn authorize_and_run(
         Authorized::DryRun(report) => return Ok(report),
         Authorized::Run(edited) => edited,
     };
-    let arguments = edited.as_ref().unwrap_or(arguments);
-    let secrets = &entry.definition.secret_arguments;
-    before_run(
-        run.config,
-        run.caller,
-        id,
-        name,
-        (arguments, secrets),
-        trail,
-    )
-    .await?;
-    let running = Running {
-        caller: run.caller,
-        call_id: id,
-        cancel: run.cancel,
-        client: run.client,
+    let id = running.call_id;
+    before_run(run.config, run.caller, id, name, (arguments, entry), trail).await?;
+    let start = match (&edited, started) {
+        (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
+        (None, Some(started)) => Start::Started(started),
+        (None, None) => Start::Value(arguments.value(entry)),
     };
-    let result = perform(run.config, entry, &running, arguments).await;
+    let result = perform(run.config, entry, running, start).await;
     // A call its caller approved through their client, whose tool then asks questions,
     // keeps its approval for the next round (see `AskCaller::Later`).
     if confirm::approved_later(&asking, trail.decision) {
-        return confirm::carry_approval(&asking, arguments.clone(), result).await;
+        let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
+        return confirm::carry_approval(&asking, arguments, result).await;
     }
     result
-}
-
-/// Parses, normalizes and validates arguments; what is kept of arguments that cannot be
-/// read goes to the trail (readable ones are kept once the call is decided: `Trail::keep`).
-pub(crate) fn read_arguments(
-    config: &Config,
-    entry: &Entry,
-    arguments: ToolArguments,
-    trail: &mut Trail,
-) -> Result<Value, ToolError> {
-    let mut arguments = match arguments.into_object_or_summary(&config.limits) {
-        Ok(arguments) => arguments,
-        Err((error, summary)) => {
-            trail.arguments = summary;
-            return Err(error);
-        }
-    };
-    if let Err(error) = entry.check_in_place(&mut arguments) {
-        if config.governance.audits() {
-            trail.keep(arguments, &entry.definition.secret_arguments);
-        }
-        return Err(error);
-    }
-    Ok(arguments)
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.
@@ -260,37 +242,39 @@ pub(crate) struct Running<'a> {
     pub(crate) client: Option<&'a ClientSide>,
 }
 
+/// How the tool starts: from a JSON value, or its future made already.
+pub(crate) enum Start<'a> {
+    Value(Cow<'a, Value>),
+    Started(Started),
+}
+
 /// Runs the tool in the calling task, racing it against its timeout and the caller's
 /// cancellation; a panic is caught and becomes an error.
 pub(crate) async fn perform(
     config: &Config,
     entry: &Entry,
     running: &Running<'_>,
-    arguments: &Value,
+    start: Start<'_>,
 ) -> ToolResult {
-    let Running {
-        caller,
-        call_id,
-        cancel,
-        client,
-    } = *running;
-    let context = ToolContext {
-        states: Arc::clone(&config.states),
-        caller: caller.clone(),
-        call_id: CallId(call_id.into()),
-        // Its own token, cancelled below on timeout or cancellation.
-        cancel: CancellationToken::new(),
-        progress: client.and_then(|client| client.progress.clone()),
-        log: client.and_then(|client| client.log.clone()),
-        input: client.and_then(|client| client.input.clone()),
+    let Started {
+        future,
+        token: tool_token,
+    } = match start {
+        Start::Started(started) => started,
+        Start::Value(arguments) => {
+            let context = tool_context(config, running);
+            let token = context.cancel.clone();
+            let future = entry.handler.start(context, &arguments);
+            Started { future, token }
+        }
     };
+    let cancel = running.cancel;
     let timeout = entry.definition.timeout.or(config.default_timeout);
-    let tool_token = context.cancel.clone();
     // Whoever drops the tool's future (this function at a timeout, or a caller that stops
     // waiting), a panic while dropping it stays inside.
     let mut tool = ContainedDrop::new(
         &entry.definition.name,
-        AssertUnwindSafe(entry.handler.start(context, arguments)).catch_unwind(),
+        AssertUnwindSafe(future).catch_unwind(),
     );
     let deadline = async {
         match timeout {

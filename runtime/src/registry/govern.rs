@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::approval::ticket::TicketClaims;
 use crate::approval::{
@@ -19,6 +19,7 @@ use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
+use crate::registry::checked::Checked;
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
@@ -62,14 +63,20 @@ pub(crate) enum Authorized {
 /// verdict for the call's record.
 pub(crate) async fn authorize(
     asking: &Asking<'_>,
-    arguments: &Value,
+    arguments: &Checked,
     dry_run: bool,
 ) -> (Verdict, Result<Authorized, ToolError>) {
     let governance = &asking.config.governance;
+    let entry = asking.entry;
+    // Arguments read straight from text come only with a policy that does not read them.
+    let unread = Value::Object(Map::new());
     let request = PolicyRequest {
-        tool: &asking.entry.definition,
+        tool: &entry.definition,
         caller: asking.caller,
-        arguments,
+        arguments: match arguments {
+            Checked::Value(value) => value,
+            Checked::Text(_) => &unread,
+        },
     };
     let tool = &asking.entry.definition.name;
     let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
@@ -80,7 +87,7 @@ pub(crate) async fn authorize(
     if dry_run {
         // A call its tool would refuse before asking anyone is reported as refused.
         if let Decision::RequireApproval { .. } = &decision
-            && let Err(error) = review(asking, arguments)
+            && let Err(error) = review(asking, &arguments.value(entry))
         {
             return (Verdict::new("dry_run"), Err(error));
         }
@@ -90,7 +97,7 @@ pub(crate) async fn authorize(
     asking.report(|| EventKind::CallRequested {
         call_id: asking.call_id.to_owned(),
         tool: tool.clone(),
-        arguments: redact(arguments, &asking.entry.definition.secret_arguments),
+        arguments: redact(&arguments.value(entry), &entry.definition.secret_arguments),
         needs_approval: matches!(decision, Decision::RequireApproval { .. }),
     });
     let reason = match decision {
@@ -105,7 +112,7 @@ pub(crate) async fn authorize(
         Decision::RequireApproval { reason } => reason,
     };
     // Boxed: the approval path's state is large, and every call's future would carry it.
-    Box::pin(require_approval(asking, arguments, reason)).await
+    Box::pin(require_approval(asking, &arguments.value(entry), reason)).await
 }
 
 /// A call the policy wants approved: a standing grant, the tool's review, then whoever may

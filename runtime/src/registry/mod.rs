@@ -3,9 +3,11 @@
 mod batch;
 mod builder;
 mod cancel;
+mod checked;
 mod config;
 mod confirm;
 mod contain;
+mod exact;
 mod execute;
 mod govern;
 mod problems;

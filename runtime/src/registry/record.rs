@@ -2,16 +2,21 @@
 //! audit sinks and store when the call ends.
 
 use std::panic::AssertUnwindSafe;
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::audit::{AuditMode, AuditRecord, redact, redact_in_place};
+use crate::audit::{AuditMode, AuditRecord, KeptArguments, KeptRecord, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
+use crate::registry::checked::Checked;
+use crate::registry::config::Governance;
+use crate::registry::snapshot::Entry;
 use crate::registry::Config;
 use crate::registry::contain::contained;
 use crate::store::error::unavailable;
@@ -20,7 +25,7 @@ use crate::tool::ToolResult;
 /// What the audit record says about a call, filled in as the call goes.
 pub(crate) struct Trail {
     /// The arguments as recorded: secrets redacted, or what is kept of unreadable ones.
-    pub(crate) arguments: Value,
+    pub(crate) arguments: KeptArguments,
     /// Whether `arguments` are an approver's edit (the arguments the call ran with).
     pub(crate) edited: bool,
     pub(crate) decision: &'static str,
@@ -36,7 +41,7 @@ pub(crate) struct Trail {
 impl Default for Trail {
     fn default() -> Self {
         Trail {
-            arguments: Value::Null,
+            arguments: KeptArguments::default(),
             edited: false,
             decision: "not_reached",
             approver: None,
@@ -62,26 +67,25 @@ impl Trail {
             self.approver = verdict.approver;
         }
         if let Some(arguments) = verdict.edited_arguments {
-            self.arguments = arguments;
+            self.arguments = KeptArguments::Value(arguments);
             self.edited = true;
         }
     }
 
     /// Keeps the call's checked arguments for its record (unless an approver's edit took
-    /// their place), redacting `secrets`. They are moved in, not copied.
-    pub(crate) fn keep(&mut self, mut arguments: Value, secrets: &[String]) {
+    /// their place), secrets redacted. They are moved in, not copied.
+    pub(crate) fn keep(&mut self, arguments: Checked, entry: &Arc<Entry>) {
         if !self.edited {
-            redact_in_place(&mut arguments, secrets);
-            self.arguments = arguments;
+            self.arguments = arguments.into_kept(entry);
         }
     }
 
     /// What the record says the arguments are, before they are kept.
-    fn arguments_of(&self, arguments: &Value, secrets: &[String]) -> Value {
+    fn arguments_of(&self, arguments: &Checked, entry: &Entry) -> Value {
         if self.edited {
-            self.arguments.clone()
+            self.arguments.to_value()
         } else {
-            redact(arguments, secrets)
+            redact(&arguments.value(entry), &entry.definition.secret_arguments)
         }
     }
 }
@@ -137,7 +141,7 @@ pub(crate) async fn before_run(
     caller: &Caller,
     call_id: &str,
     tool: &str,
-    (arguments, secrets): (&Value, &[String]),
+    (arguments, entry): (&Checked, &Entry),
     trail: &Trail,
 ) -> Result<(), ToolError> {
     let governance = &config.governance;
@@ -154,7 +158,7 @@ pub(crate) async fn before_run(
         role: caller.role().to_owned(),
         tool: tool.to_owned(),
         call_id: call_id.to_owned(),
-        arguments: trail.arguments_of(arguments, secrets),
+        arguments: trail.arguments_of(arguments, entry),
         decision: trail.decision.to_owned(),
         approver: trail.approver.clone(),
         outcome: "started".to_owned(),
@@ -188,40 +192,21 @@ pub(crate) async fn finish(
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     if governance.audits() {
-        let record = AuditRecord {
+        let record = KeptRecord {
             time_ms: crate::time::now_millis(),
-            caller: caller.id().to_owned(),
-            role: caller.role().to_owned(),
+            caller: caller.clone(),
             tool: tool.clone(),
             call_id: call_id.clone(),
             arguments: trail.arguments,
-            decision: trail.decision.to_owned(),
+            decision: Cow::Borrowed(trail.decision),
             approver: trail.approver,
             outcome: match &result {
-                Ok(_) => "ok".to_owned(),
-                Err(error) => error.code.to_string(),
+                Ok(_) => Cow::Borrowed("ok"),
+                Err(error) => error.code.wire(),
             },
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
-        for sink in &governance.sinks {
-            // A failing sink loses its own record, never the call's answer.
-            contained("an audit sink", &record.tool, || sink.record(&record));
-        }
-        if let Some(store) = &governance.audit {
-            // A failing or panicking store loses the record, never the call's answer: the
-            // tool has run, and hiding its answer would have it repeated.
-            let stored = AssertUnwindSafe(async { store.append(record).await })
-                .catch_unwind()
-                .await;
-            let error = match stored {
-                Ok(Ok(())) => None,
-                Ok(Err(error)) => Some(error.to_string()),
-                Err(_) => Some("the audit store panicked".to_owned()),
-            };
-            if let Some(error) = error {
-                tracing::error!(%error, tool = %tool, call_id = %call_id, "a call's audit record could not be stored");
-            }
-        }
+        keep(governance, record).await;
     }
     ToolOutcome {
         call_id,
@@ -230,5 +215,38 @@ pub(crate) async fn finish(
         result,
         duration,
         ui: trail.ui,
+    }
+}
+
+/// Hands a call's record to the sinks and the store. The default in-memory history takes it
+/// as it is; the others get a full [`AuditRecord`].
+async fn keep(governance: &Governance, record: KeptRecord) {
+    if governance.sinks.is_empty()
+        && let Some(history) = &governance.history
+    {
+        history.keep(record);
+        return;
+    }
+    let record = record.into_record();
+    for sink in &governance.sinks {
+        // A failing sink loses its own record, never the call's answer.
+        contained("an audit sink", &record.tool, || sink.record(&record));
+    }
+    let Some(store) = &governance.audit else {
+        return;
+    };
+    let (tool, call_id) = (record.tool.clone(), record.call_id.clone());
+    // A failing or panicking store loses the record, never the call's answer: the tool has
+    // run, and hiding its answer would have it repeated.
+    let stored = AssertUnwindSafe(async { store.append(record).await })
+        .catch_unwind()
+        .await;
+    let error = match stored {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(error.to_string()),
+        Err(_) => Some("the audit store panicked".to_owned()),
+    };
+    if let Some(error) = error {
+        tracing::error!(%error, %tool, %call_id, "a call's audit record could not be stored");
     }
 }

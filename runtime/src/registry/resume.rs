@@ -6,13 +6,14 @@ use std::time::Instant;
 
 use crate::approval::{DecidedCall, PendingCall};
 use crate::arguments::ToolArguments;
-use crate::audit::redact;
+use crate::audit::{KeptArguments, redact};
 use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
-use crate::registry::execute::{Running, find, perform, read_arguments};
+use crate::registry::checked::{Checked, read_arguments};
+use crate::registry::execute::{Running, Start, find, perform};
 use crate::registry::govern::refused_by_a_person;
 use crate::registry::record::{Trail, before_run, finish};
 use crate::registry::snapshot::Snapshot;
@@ -58,7 +59,7 @@ pub(crate) async fn resume(
                 trail.seen(&entry.definition);
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
-                let secrets = &entry.definition.secret_arguments;
+                let arguments = Checked::Value(arguments);
                 let running = Running {
                     caller: &caller,
                     call_id: &call_id,
@@ -71,16 +72,19 @@ pub(crate) async fn resume(
                     &caller,
                     &call_id,
                     &tool,
-                    (&arguments, secrets),
+                    (&arguments, entry),
                     &trail,
                 )
                 .await;
                 let result = match started {
-                    Ok(()) => perform(config, entry, &running, &arguments).await,
+                    Ok(()) => {
+                        let start = Start::Value(arguments.value(entry));
+                        perform(config, entry, &running, start).await
+                    }
                     Err(error) => Err(error),
                 };
                 if config.governance.audits() {
-                    trail.keep(arguments, secrets);
+                    trail.keep(arguments, entry);
                 }
                 result
             }
@@ -92,7 +96,7 @@ pub(crate) async fn resume(
                 .any(&tool)
                 .map(|entry| entry.definition.secret_arguments.as_slice())
                 .unwrap_or_default();
-            trail.arguments = redact(&arguments, secrets);
+            trail.arguments = KeptArguments::Value(redact(&arguments, secrets));
             Err(refused_by_a_person(reason))
         }
     };

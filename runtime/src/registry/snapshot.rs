@@ -12,9 +12,11 @@ use crate::context::{StateMap, StateRequirement, ToolContext};
 use crate::definition::{ToolDefinition, is_valid_tool_name, is_valid_ui_name, provider_tool_name};
 use crate::error::ToolError;
 use crate::formats::{Format, Provider};
+use crate::registry::exact::{self, ExactRead};
 use crate::registry::problems::BuildProblem;
 use crate::roles::Roles;
 use crate::schema::nulls;
+use crate::static_tool::StaticTool;
 use crate::sync::lock;
 use crate::tool::{Tool, ToolFuture};
 use crate::validation::ArgumentValidator;
@@ -26,7 +28,7 @@ const MAX_NAMED_TOOLS: usize = 30;
 #[derive(Clone)]
 pub(crate) enum Handler {
     /// A `#[tool]` function.
-    Static(fn(ToolContext, &Value) -> ToolFuture),
+    Static(&'static StaticTool),
     /// A tool registered at run time.
     Dynamic(Arc<dyn Tool>),
 }
@@ -37,7 +39,7 @@ impl Handler {
     /// registered at run time takes a copy.
     pub(crate) fn start(&self, context: ToolContext, arguments: &Value) -> ToolFuture {
         match self {
-            Handler::Static(invoke) => invoke(context, arguments),
+            Handler::Static(tool) => (tool.invoke)(context, arguments),
             Handler::Dynamic(tool) => tool.call(context, arguments.clone()),
         }
     }
@@ -82,6 +84,9 @@ pub(crate) struct Entry {
     /// Whether `null` may stand for an omitted optional property that does not accept
     /// `null` (see `schema::nulls`).
     pub(crate) strips_nulls: bool,
+    /// How to read arguments straight into the parameter types, where that is proven to
+    /// accept only what the schema accepts.
+    pub(crate) exact: Option<ExactRead>,
 }
 
 impl Entry {
@@ -95,12 +100,17 @@ impl Entry {
 
     /// [`check`](Self::check), leaving the arguments (normalized) with the caller either way.
     pub(crate) fn check_in_place(&self, arguments: &mut Value) -> Result<(), ToolError> {
+        self.normalize(arguments);
+        self.validator
+            .check(arguments, &self.definition.secret_arguments)
+    }
+
+    /// `null` for omitted optionals dropped, integral floats made integers.
+    pub(crate) fn normalize(&self, arguments: &mut Value) {
         if self.strips_nulls {
             nulls::remove_optional_nulls(&self.definition.input_schema, arguments);
         }
         integral_floats_as_integers(arguments);
-        self.validator
-            .check(arguments, &self.definition.secret_arguments)
     }
 }
 
@@ -275,6 +285,7 @@ fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProb
     match (problems.is_empty(), rank, validator) {
         (true, Some(rank), Ok(validator)) => Ok(Entry {
             strips_nulls: nulls::has_optional_non_nullable(&definition.input_schema),
+            exact: exact_read(&handler, &definition),
             definition: Arc::new(definition),
             rank,
             handler,
@@ -282,6 +293,21 @@ fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProb
         }),
         _ => Err(problems),
     }
+}
+
+/// The direct way in, for a `#[tool]` function whose schema is proven to say no more than
+/// its parameter types (and which takes no secrets: their values are never read twice).
+fn exact_read(handler: &Handler, definition: &ToolDefinition) -> Option<ExactRead> {
+    let Handler::Static(tool) = handler else {
+        return None;
+    };
+    let fields = (tool.exact_fields)()?;
+    let proven = definition.secret_arguments.is_empty()
+        && exact::proven(&fields, &definition.input_schema);
+    proven.then(|| ExactRead {
+        invoke: tool.invoke_exact,
+        depth: exact::depth(&fields),
+    })
 }
 
 fn schema_problem(schema: &Value) -> Option<String> {

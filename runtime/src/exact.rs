@@ -1,0 +1,181 @@
+//! Parameter types serde reads exactly as their JSON Schema describes them. A tool whose
+//! parameters all have such types, and whose schema says nothing more than they do, can read
+//! its arguments straight from the text: whatever serde accepts, the schema accepts too (the
+//! registry proves it for the schema the model sees; see `registry::exact`).
+
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// What serde accepts for a parameter type, in JSON terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// An integer in `min..=max`, which schemars describes with `format`.
+    Integer {
+        /// The smallest accepted value.
+        min: i128,
+        /// The largest accepted value.
+        max: i128,
+        /// The `format` schemars gives the type.
+        format: &'static str,
+    },
+    /// Any JSON number, which schemars describes with `format`.
+    Number {
+        /// The `format` schemars gives the type.
+        format: &'static str,
+    },
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON string.
+    String,
+    /// A JSON array of the shape.
+    Array(Box<Shape>),
+    /// The shape or `null`; the property may also be left out.
+    Optional(Box<Shape>),
+}
+
+impl Shape {
+    /// How deeply values of this shape nest arrays (a scalar: 0).
+    pub(crate) fn depth(&self) -> usize {
+        match self {
+            Shape::Array(items) => 1 + items.depth(),
+            Shape::Optional(inner) => inner.depth(),
+            _ => 0,
+        }
+    }
+}
+
+/// A type serde reads exactly as the JSON Schema schemars generates for it.
+pub trait ExactShape {
+    /// Its shape.
+    fn shape() -> Shape;
+}
+
+macro_rules! integers {
+    ($($ty:ty => $format:literal),* $(,)?) => {$(
+        impl ExactShape for $ty {
+            fn shape() -> Shape {
+                Shape::Integer {
+                    min: <$ty>::MIN as i128,
+                    max: <$ty>::MAX as i128,
+                    format: $format,
+                }
+            }
+        }
+    )*};
+}
+
+integers!(
+    i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64",
+    u8 => "uint8", u16 => "uint16", u32 => "uint32", u64 => "uint64",
+);
+
+impl ExactShape for f32 {
+    fn shape() -> Shape {
+        Shape::Number { format: "float" }
+    }
+}
+
+impl ExactShape for f64 {
+    fn shape() -> Shape {
+        Shape::Number { format: "double" }
+    }
+}
+
+impl ExactShape for bool {
+    fn shape() -> Shape {
+        Shape::Boolean
+    }
+}
+
+impl ExactShape for String {
+    fn shape() -> Shape {
+        Shape::String
+    }
+}
+
+impl<T: ExactShape> ExactShape for Vec<T> {
+    fn shape() -> Shape {
+        Shape::Array(Box::new(T::shape()))
+    }
+}
+
+impl<T: ExactShape> ExactShape for Option<T> {
+    fn shape() -> Shape {
+        match T::shape() {
+            // `Option<Option<T>>` reads `null` as the outer `None`: not a shape of its own.
+            Shape::Optional(inner) => Shape::Optional(inner),
+            inner => Shape::Optional(Box::new(inner)),
+        }
+    }
+}
+
+/// One parameter: its key in the arguments object, and its shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactField {
+    /// The JSON key.
+    pub key: &'static str,
+    /// What serde accepts for it.
+    pub shape: Shape,
+}
+
+/// Picks a parameter type's shape, or `None` for a type not known to be exact.
+pub struct ShapeProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> ShapeProbe<T> {
+    /// A new probe.
+    pub fn new() -> Self {
+        ShapeProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for ShapeProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Chosen for a type with a known shape.
+pub trait ShapeIsKnown {
+    /// The shape.
+    fn shape(&self) -> Option<Shape>;
+}
+
+impl<T: ExactShape> ShapeIsKnown for ShapeProbe<T> {
+    fn shape(&self) -> Option<Shape> {
+        Some(T::shape())
+    }
+}
+
+/// Chosen otherwise.
+pub trait ShapeIsUnknown {
+    /// None.
+    fn shape(&self) -> Option<Shape>;
+}
+
+impl<T: ?Sized> ShapeIsUnknown for &ShapeProbe<T> {
+    fn shape(&self) -> Option<Shape> {
+        None
+    }
+}
+
+/// Arguments as they arrived, to be read straight into a tool's argument struct.
+#[derive(Clone, Copy)]
+pub enum ExactInput<'a> {
+    /// JSON text.
+    Text(&'a [u8]),
+    /// An already parsed value.
+    Value(&'a Value),
+}
+
+impl ExactInput<'_> {
+    /// The argument struct, or `None` where serde cannot read it (the registry then takes
+    /// the checked path, which gives the error).
+    pub fn read<T: DeserializeOwned>(self) -> Option<T> {
+        match self {
+            ExactInput::Text(text) => serde_json::from_slice(text).ok(),
+            ExactInput::Value(value) => T::deserialize(value).ok(),
+        }
+    }
+}

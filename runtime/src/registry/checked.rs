@@ -1,0 +1,162 @@
+//! A call's arguments on their way in: parsed, normalized and checked against the schema
+//! the model saw, or, for a tool proven to accept only what its schema accepts
+//! (`registry::exact`), read straight into its parameter types.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::arguments::{ToolArguments, check_value};
+use crate::audit::{KeptArguments, ReadBack, redact_in_place};
+use crate::context::{CallId, CancellationToken, ToolContext};
+use crate::error::ToolError;
+use crate::exact::ExactInput;
+use crate::registry::Config;
+use crate::registry::execute::Running;
+use crate::registry::record::Trail;
+use crate::registry::snapshot::Entry;
+use crate::tool::ToolFuture;
+
+/// Arguments that may run.
+pub(crate) enum Checked {
+    /// Checked against the schema (and normalized).
+    Value(Value),
+    /// Text a proven tool has read straight into its parameters.
+    Text(String),
+}
+
+impl Checked {
+    /// The arguments as a JSON value: borrowed, or read back from the text (for the rare
+    /// step that needs one: an approval, an event, a record written before the run).
+    pub(crate) fn value(&self, entry: &Entry) -> Cow<'_, Value> {
+        match self {
+            Checked::Value(value) => Cow::Borrowed(value),
+            Checked::Text(text) => Cow::Owned(entry.read_text(text)),
+        }
+    }
+
+    /// The arguments as the call's record keeps them, secrets redacted.
+    pub(crate) fn into_kept(self, entry: &Arc<Entry>) -> KeptArguments {
+        match self {
+            Checked::Value(mut value) => {
+                redact_in_place(&mut value, &entry.definition.secret_arguments);
+                KeptArguments::Value(value)
+            }
+            Checked::Text(text) => KeptArguments::Text {
+                text,
+                reader: Arc::clone(entry) as Arc<dyn ReadBack>,
+            },
+        }
+    }
+}
+
+impl Entry {
+    /// Text that a proven tool read, as the checked path would have made it.
+    fn read_text(&self, text: &str) -> Value {
+        // It was read once already, so it parses.
+        let mut value = serde_json::from_str(text).unwrap_or(Value::Null);
+        self.normalize(&mut value);
+        value
+    }
+}
+
+impl ReadBack for Entry {
+    fn read_back(&self, text: &str) -> Value {
+        let mut value = self.read_text(text);
+        redact_in_place(&mut value, &self.definition.secret_arguments);
+        value
+    }
+}
+
+/// A tool's future, made before the call is authorized (it does nothing until awaited),
+/// with the token that tells what it starts elsewhere to stop.
+pub(crate) struct Started {
+    pub(crate) future: ToolFuture,
+    pub(crate) token: CancellationToken,
+}
+
+/// Reads the arguments straight into the tool's parameters where the tool is proven and
+/// nothing on the call's path needs them as a JSON value; otherwise gives them back for
+/// [`read_arguments`], which also makes every error.
+pub(crate) fn read_exact(
+    config: &Config,
+    entry: &Entry,
+    running: &Running<'_>,
+    arguments: ToolArguments,
+    dry_run: bool,
+) -> Result<(Checked, Started), ToolArguments> {
+    let governance = &config.governance;
+    let limits = &config.limits;
+    let exact = match entry.exact {
+        Some(exact)
+            if !dry_run
+                && exact.depth <= limits.max_depth
+                && !governance.policy.reads_arguments()
+                && !governance.records_before_run() =>
+        {
+            exact
+        }
+        _ => return Err(arguments),
+    };
+    let mut arguments = arguments;
+    let input = match &mut arguments {
+        ToolArguments::Text(text) if text.len() <= limits.max_bytes => {
+            ExactInput::Text(text.as_bytes())
+        }
+        ToolArguments::Value(value) if check_value(value, limits).is_ok() => {
+            entry.normalize(value);
+            ExactInput::Value(value)
+        }
+        _ => return Err(arguments),
+    };
+    let context = tool_context(config, running);
+    let token = context.cancel.clone();
+    let Some(future) = (exact.invoke)(context, input) else {
+        return Err(arguments);
+    };
+    let checked = match arguments {
+        ToolArguments::Text(text) => Checked::Text(text),
+        ToolArguments::Value(value) => Checked::Value(value),
+        ToolArguments::Bytes(_) => unreachable!("bytes are read the checked way"),
+    };
+    Ok((checked, Started { future, token }))
+}
+
+/// Parses, normalizes and validates arguments; what is kept of arguments that cannot be
+/// read goes to the trail (readable ones are kept once the call is decided: `Trail::keep`).
+pub(crate) fn read_arguments(
+    config: &Config,
+    entry: &Arc<Entry>,
+    arguments: ToolArguments,
+    trail: &mut Trail,
+) -> Result<Value, ToolError> {
+    let mut arguments = match arguments.into_object_or_summary(&config.limits) {
+        Ok(arguments) => arguments,
+        Err((error, summary)) => {
+            trail.arguments = KeptArguments::Value(summary);
+            return Err(error);
+        }
+    };
+    if let Err(error) = entry.check_in_place(&mut arguments) {
+        if config.governance.audits() {
+            trail.keep(Checked::Value(arguments), entry);
+        }
+        return Err(error);
+    }
+    Ok(arguments)
+}
+
+/// The context a tool runs with: its own cancellation token, cancelled when the call ends.
+pub(crate) fn tool_context(config: &Config, running: &Running<'_>) -> ToolContext {
+    let client = running.client;
+    ToolContext {
+        states: Arc::clone(&config.states),
+        caller: running.caller.clone(),
+        call_id: CallId(running.call_id.into()),
+        cancel: CancellationToken::new(),
+        progress: client.and_then(|client| client.progress.clone()),
+        log: client.and_then(|client| client.log.clone()),
+        input: client.and_then(|client| client.input.clone()),
+    }
+}

@@ -1,0 +1,144 @@
+//! The proof that lets a call skip building a JSON value and checking it: for a `#[tool]`
+//! whose parameter types serde reads exactly (`crate::exact`), every argument object serde
+//! reads into them is one the tool's input schema accepts. Proven once, at build, against
+//! the schema the model is shown; a schema that says anything more (a range, a pattern, a
+//! length, a reference) is not proven, and its calls are checked as before.
+//!
+//! Arguments serde cannot read go the checked way too, so a model sees exactly the errors it
+//! would have seen: the shortcut only ever accepts what the schema accepts.
+
+use serde_json::{Map, Value};
+
+use crate::context::ToolContext;
+use crate::exact::{ExactField, ExactInput, Shape};
+use crate::tool::ToolFuture;
+
+/// How a proven tool reads its arguments straight into its parameter types.
+#[derive(Clone, Copy)]
+pub(crate) struct ExactRead {
+    pub(crate) invoke: fn(ToolContext, ExactInput<'_>) -> Option<ToolFuture>,
+    /// The deepest nesting a readable argument object can have (`{}` is 1).
+    pub(crate) depth: usize,
+}
+
+/// Keywords that describe and never reject.
+const ANNOTATIONS: [&str; 7] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "$comment",
+];
+
+/// Whether every object serde reads into `fields` (with unknown keys refused) is accepted by
+/// `schema`.
+pub(crate) fn proven(fields: &[ExactField], schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else {
+        return false;
+    };
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return false;
+    };
+    let required_ok = match schema.get("required") {
+        None => true,
+        Some(Value::Array(required)) => required.iter().all(|key| {
+            fields.iter().any(|field| {
+                key.as_str() == Some(field.key) && !matches!(field.shape, Shape::Optional(_))
+            })
+        }),
+        Some(_) => false,
+    };
+    let only_known = schema.iter().all(|(key, value)| match key.as_str() {
+        "type" => value == "object",
+        "properties" | "required" => true,
+        "additionalProperties" => value == false,
+        other => ANNOTATIONS.contains(&other),
+    });
+    required_ok
+        && only_known
+        && properties.len() == fields.len()
+        && fields.iter().all(|field| {
+            properties
+                .get(field.key)
+                .is_some_and(|property| accepts(&field.shape, property))
+        })
+}
+
+/// The deepest nesting an object of `fields` can have.
+pub(crate) fn depth(fields: &[ExactField]) -> usize {
+    1 + fields
+        .iter()
+        .map(|field| field.shape.depth())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether `schema` accepts every value serde reads as `shape`.
+fn accepts(shape: &Shape, schema: &Value) -> bool {
+    let Some(schema) = schema.as_object() else {
+        return false;
+    };
+    if let Shape::Optional(inner) = shape {
+        return accepts_optional(inner, schema);
+    }
+    let Some(Value::String(kind)) = schema.get("type") else {
+        return false;
+    };
+    let rest = |allowed: &[&str]| {
+        schema
+            .keys()
+            .all(|key| key == "type" || allowed.contains(&key.as_str()) || is_annotation(key))
+    };
+    match shape {
+        Shape::Integer { min, max, format } => {
+            kind == "integer"
+                && rest(&["format", "minimum", "maximum"])
+                && schema.get("format").is_none_or(|given| given == format)
+                && bound(schema, "minimum").is_none_or(|minimum| minimum <= *min as f64)
+                && bound(schema, "maximum").is_none_or(|maximum| maximum >= *max as f64)
+        }
+        Shape::Number { format } => {
+            kind == "number"
+                && rest(&["format"])
+                && schema.get("format").is_none_or(|given| given == format)
+        }
+        Shape::Boolean => kind == "boolean" && rest(&[]),
+        Shape::String => kind == "string" && rest(&[]),
+        Shape::Array(items) => {
+            kind == "array"
+                && rest(&["items"])
+                && schema.get("items").is_some_and(|each| accepts(items, each))
+        }
+        Shape::Optional(_) => unreachable!("handled above"),
+    }
+}
+
+/// `{"type": [<inner's type>, "null"], ...}`: the inner shape's schema that also takes `null`.
+fn accepts_optional(inner: &Shape, schema: &Map<String, Value>) -> bool {
+    let Some(Value::Array(kinds)) = schema.get("type") else {
+        return false;
+    };
+    let [first, second] = kinds.as_slice() else {
+        return false;
+    };
+    let kind = match (first.as_str(), second.as_str()) {
+        (Some("null"), Some(kind)) | (Some(kind), Some("null")) => kind,
+        _ => return false,
+    };
+    let mut without_null = schema.clone();
+    without_null.insert("type".to_owned(), Value::String(kind.to_owned()));
+    accepts(inner, &Value::Object(without_null))
+}
+
+fn is_annotation(key: &str) -> bool {
+    ANNOTATIONS.contains(&key)
+}
+
+/// A numeric bound; a bound that is not a number counts as infinitely strict.
+fn bound(schema: &Map<String, Value>, key: &str) -> Option<f64> {
+    schema
+        .get(key)
+        .map(|value| value.as_f64().unwrap_or(f64::NAN))
+}
