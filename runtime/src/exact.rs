@@ -20,11 +20,6 @@ pub enum Shape {
         /// The `format` schemars gives the type.
         format: &'static str,
     },
-    /// Any JSON number, which schemars describes with `format`.
-    Number {
-        /// The `format` schemars gives the type.
-        format: &'static str,
-    },
     /// `true` or `false`.
     Boolean,
     /// A JSON string.
@@ -71,17 +66,9 @@ integers!(
     u8 => "uint8", u16 => "uint16", u32 => "uint32", u64 => "uint64",
 );
 
-impl ExactShape for f32 {
-    fn shape() -> Shape {
-        Shape::Number { format: "float" }
-    }
-}
-
-impl ExactShape for f64 {
-    fn shape() -> Shape {
-        Shape::Number { format: "double" }
-    }
-}
+// `f32` and `f64` are not exact: the checked path turns `-0.0` into the integer `0` (so that
+// integer parameters accept it), and a float parameter then reads `0.0`. Read directly, it
+// would be `-0.0`; the two paths must give the same values, so floats take the checked one.
 
 impl ExactShape for bool {
     fn shape() -> Shape {

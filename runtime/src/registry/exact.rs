@@ -52,8 +52,8 @@ pub(crate) fn proven(fields: &[ExactField], schema: &Value) -> bool {
     };
     let only_known = schema.iter().all(|(key, value)| match key.as_str() {
         "type" => value == "object",
-        "properties" | "required" => true,
-        "additionalProperties" => value == false,
+        // serde refuses unknown keys, so what the schema says of them never applies.
+        "properties" | "required" | "additionalProperties" => true,
         other => ANNOTATIONS.contains(&other),
     });
     required_ok
@@ -99,11 +99,6 @@ fn accepts(shape: &Shape, schema: &Value) -> bool {
                 && bound(schema, "minimum").is_none_or(|minimum| minimum <= *min as f64)
                 && bound(schema, "maximum").is_none_or(|maximum| maximum >= *max as f64)
         }
-        Shape::Number { format } => {
-            kind == "number"
-                && rest(&["format"])
-                && schema.get("format").is_none_or(|given| given == format)
-        }
         Shape::Boolean => kind == "boolean" && rest(&[]),
         Shape::String => kind == "string" && rest(&[]),
         Shape::Array(items) => {
@@ -141,4 +136,81 @@ fn bound(schema: &Map<String, Value>, key: &str) -> Option<f64> {
     schema
         .get(key)
         .map(|value| value.as_f64().unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::exact::ExactShape;
+
+    fn fields() -> Vec<ExactField> {
+        vec![
+            ExactField {
+                key: "count",
+                shape: u32::shape(),
+            },
+            ExactField {
+                key: "tags",
+                shape: <Option<Vec<String>>>::shape(),
+            },
+        ]
+    }
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "description": "Count things.",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0, "description": "How many."},
+                "tags": {"type": ["array", "null"], "items": {"type": "string"}}
+            },
+            "required": ["count"],
+            "additionalProperties": false
+        })
+    }
+
+    fn changed(change: impl FnOnce(&mut Value)) -> bool {
+        let mut schema = schema();
+        change(&mut schema);
+        proven(&fields(), &schema)
+    }
+
+    #[test]
+    fn a_schema_that_says_what_the_types_say_is_proven() {
+        assert!(proven(&fields(), &schema()));
+        assert_eq!(depth(&fields()), 2);
+        // Leaving out what serde requires, or allowing more keys, only makes the schema looser.
+        assert!(changed(|schema| {
+            schema.as_object_mut().unwrap().remove("required");
+        }));
+        assert!(changed(|schema| schema["additionalProperties"] = json!(true)));
+    }
+
+    #[test]
+    fn anything_stricter_than_the_types_is_not() {
+        let stricter: [fn(&mut Value); 9] = [
+            |schema| schema["properties"]["count"]["minimum"] = json!(1),
+            |schema| schema["properties"]["count"]["maximum"] = json!(10),
+            |schema| schema["properties"]["count"]["minimum"] = json!("0"),
+            |schema| schema["properties"]["count"]["format"] = json!("int8"),
+            |schema| schema["properties"]["tags"]["items"]["pattern"] = json!("^a"),
+            |schema| schema["properties"]["tags"]["maxItems"] = json!(2),
+            |schema| schema["properties"]["tags"]["type"] = json!("array"),
+            |schema| schema["required"] = json!(["count", "tags"]),
+            |schema| schema["properties"]["count"] = json!({"$ref": "#/$defs/Count"}),
+        ];
+        for change in stricter {
+            assert!(!changed(change), "{}", {
+                let mut schema = schema();
+                change(&mut schema);
+                schema
+            });
+        }
+        assert!(!changed(|schema| schema["minProperties"] = json!(1)));
+        assert!(!changed(|schema| {
+            schema["properties"]["extra"] = json!({"type": "string"});
+        }));
+    }
 }
