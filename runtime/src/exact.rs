@@ -147,6 +147,10 @@ impl<T: ?Sized> ShapeIsUnknown for &ShapeProbe<T> {
     }
 }
 
+/// A `#[tool]`'s direct way in: its context (made on demand) and its arguments.
+pub type ExactInvoke =
+    fn(&mut dyn FnMut() -> crate::ToolContext, ExactInput<'_>) -> Option<crate::ToolFuture>;
+
 /// Arguments as they arrived, to be read straight into a tool's argument struct.
 #[derive(Clone, Copy)]
 pub enum ExactInput<'a> {

@@ -85,8 +85,8 @@ pub mod content;
 mod context;
 mod definition;
 mod error;
-mod exact;
 pub mod events;
+mod exact;
 pub mod formats;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]

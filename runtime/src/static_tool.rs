@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
-use crate::exact::{ExactField, ExactInput};
 use crate::definition::{Hints, Risk, SourceLocation, ToolDefinition};
+use crate::exact::{ExactField, ExactInvoke};
 use crate::tool::ToolFuture;
 
 /// One `#[tool]` function, as registered at compile time.
@@ -34,8 +34,9 @@ pub struct StaticTool {
     /// The parameters' shapes, if every parameter type is read exactly as its schema says
     /// (see `crate::exact`).
     pub exact_fields: fn() -> Option<Vec<ExactField>>,
-    /// Reads the arguments straight into the parameter types: `None` where serde cannot.
-    pub invoke_exact: fn(ToolContext, ExactInput<'_>) -> Option<ToolFuture>,
+    /// Reads the arguments straight into the parameter types (`None` where serde cannot);
+    /// the context is made only if the function takes part of it.
+    pub invoke_exact: ExactInvoke,
 }
 
 inventory::collect!(StaticTool);

@@ -81,8 +81,14 @@ fn pair() -> Pair {
         Registry::builder()
             .roles(["public"])
             .filter_linked(|tool| {
-                ["exact_numbers", "with_float", "exact_text", "constrained", "renamed"]
-                    .contains(&tool.name.as_str())
+                [
+                    "exact_numbers",
+                    "with_float",
+                    "exact_text",
+                    "constrained",
+                    "renamed",
+                ]
+                .contains(&tool.name.as_str())
             })
             .policy(policy)
             .build()

@@ -26,6 +26,12 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
         )
     });
     let context_types = contexts.iter().map(|context| &context.ty);
+    // The context is made only for a function that takes part of it.
+    let context_made = if contexts.is_empty() {
+        quote!(let _ = __context;)
+    } else {
+        quote!(let __context = __context();)
+    };
     let (ok_type, convert) = conversion(function);
     let call = call(item, function, convert);
     let exact_fields = exact_fields(function);
@@ -35,13 +41,13 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
             __arguments: &::toolgate::__private::serde_json::Value,
         ) -> ::toolgate::ToolFuture {
             match ::toolgate::__private::deserialize_arguments(__arguments) {
-                ::core::result::Result::Ok(__arguments) => __start(__context, __arguments),
+                ::core::result::Result::Ok(__arguments) => __start(move || __context, __arguments),
                 ::core::result::Result::Err(__error) => ::toolgate::__private::ready_error(__error),
             }
         }
 
         fn __invoke_exact(
-            __context: ::toolgate::ToolContext,
+            __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
             __arguments: ::toolgate::__private::ExactInput<'_>,
         ) -> ::core::option::Option<::toolgate::ToolFuture> {
             ::core::option::Option::Some(__start(__context, __arguments.read()?))
@@ -50,10 +56,11 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
         #exact_fields
 
         fn __start(
-            __context: ::toolgate::ToolContext,
+            __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
             __arguments: __ToolArguments,
         ) -> ::toolgate::ToolFuture {
             let __prepared = (|| -> ::core::result::Result<_, ::toolgate::ToolError> {
+                #context_made
                 #(#bindings)*
                 ::core::result::Result::Ok(#call)
             })();

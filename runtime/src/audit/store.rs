@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::AuditRecord;
-use super::kept::KeptRecord;
 use super::chain::{ChainBreak, VerifiedChain};
+use super::kept::KeptRecord;
 use crate::store::error::{StoreFuture, ready};
 use crate::sync::lock;
 

@@ -70,10 +70,10 @@ impl ReadBack for Entry {
 }
 
 /// A tool's future, made before the call is authorized (it does nothing until awaited),
-/// with the token that tells what it starts elsewhere to stop.
+/// with the token that tells what it starts elsewhere to stop (none if it took no context).
 pub(crate) struct Started {
     pub(crate) future: ToolFuture,
-    pub(crate) token: CancellationToken,
+    pub(crate) token: Option<CancellationToken>,
 }
 
 /// Reads the arguments straight into the tool's parameters where the tool is proven and
@@ -110,9 +110,13 @@ pub(crate) fn read_exact(
         }
         _ => return Err(arguments),
     };
-    let context = tool_context(config, running);
-    let token = context.cancel.clone();
-    let Some(future) = (exact.invoke)(context, input) else {
+    let mut token = None;
+    let mut context = || {
+        let context = tool_context(config, running);
+        token = Some(context.cancel.clone());
+        context
+    };
+    let Some(future) = (exact.invoke)(&mut context, input) else {
         return Err(arguments);
     };
     let checked = match arguments {

@@ -9,14 +9,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::context::ToolContext;
-use crate::exact::{ExactField, ExactInput, Shape};
-use crate::tool::ToolFuture;
+use crate::exact::{ExactField, ExactInvoke, Shape};
 
 /// How a proven tool reads its arguments straight into its parameter types.
 #[derive(Clone, Copy)]
 pub(crate) struct ExactRead {
-    pub(crate) invoke: fn(ToolContext, ExactInput<'_>) -> Option<ToolFuture>,
+    pub(crate) invoke: ExactInvoke,
     /// The deepest nesting a readable argument object can have (`{}` is 1).
     pub(crate) depth: usize,
 }
@@ -185,7 +183,9 @@ mod tests {
         assert!(changed(|schema| {
             schema.as_object_mut().unwrap().remove("required");
         }));
-        assert!(changed(|schema| schema["additionalProperties"] = json!(true)));
+        assert!(changed(
+            |schema| schema["additionalProperties"] = json!(true)
+        ));
     }
 
     #[test]

@@ -71,15 +71,19 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
         run_id: run.run_id.map(str::to_owned),
         ..Trail::default()
     };
-    let span =
-        tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller = run.caller.id());
     // Stores, limits and other application code on the path are contained like the tool:
     // a panic in them ends this call with an error, and every other call goes on.
-    let result = AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail))
-        .catch_unwind()
-        .instrument(span)
-        .await
-        .unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
+    let deciding =
+        AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail)).catch_unwind();
+    // A span costs even when nobody listens: it is made only for a subscriber that wants it.
+    let decided = if tracing::enabled!(tracing::Level::DEBUG) {
+        let caller = run.caller.id();
+        let span = tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller);
+        deciding.instrument(span).await
+    } else {
+        deciding.await
+    };
+    let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
     finish(run.config, run.caller, id, name, result, started, trail).await
 }
 
@@ -104,14 +108,14 @@ async fn decide_and_run(
         cancel: run.cancel,
         client: run.client,
     };
-    let (arguments, started) =
-        match read_exact(run.config, entry, &running, arguments, run.dry_run) {
-            Ok((arguments, started)) => (arguments, Some(started)),
-            Err(arguments) => {
-                let checked = read_arguments(run.config, entry, arguments, trail)?;
-                (Checked::Value(checked), None)
-            }
-        };
+    let (arguments, started) = match read_exact(run.config, entry, &running, arguments, run.dry_run)
+    {
+        Ok((arguments, started)) => (arguments, Some(started)),
+        Err(arguments) => {
+            let checked = read_arguments(run.config, entry, arguments, trail)?;
+            (Checked::Value(checked), None)
+        }
+    };
     let result = authorize_and_run(run, &running, name, entry, (&arguments, started), trail).await;
     if run.config.governance.audits() {
         trail.keep(arguments, entry);
@@ -265,7 +269,10 @@ pub(crate) async fn perform(
             let context = tool_context(config, running);
             let token = context.cancel.clone();
             let future = entry.handler.start(context, &arguments);
-            Started { future, token }
+            Started {
+                future,
+                token: Some(token),
+            }
         }
     };
     let cancel = running.cancel;
@@ -294,7 +301,9 @@ pub(crate) async fn perform(
     // The tool's future is dropped here, which stops it at its current `.await`; its token
     // tells work it started elsewhere (threads, spawned tasks) to stop too.
     drop(tool);
-    tool_token.cancel();
+    if let Some(token) = tool_token {
+        token.cancel();
+    }
     result
 }
 

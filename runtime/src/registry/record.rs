@@ -1,8 +1,8 @@
 //! The record of one call: what was decided along the way, and the outcome written to the
 //! audit sinks and store when the call ends.
 
-use std::panic::AssertUnwindSafe;
 use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,11 +14,11 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
+use crate::registry::Config;
 use crate::registry::checked::Checked;
 use crate::registry::config::Governance;
-use crate::registry::snapshot::Entry;
-use crate::registry::Config;
 use crate::registry::contain::contained;
+use crate::registry::snapshot::Entry;
 use crate::store::error::unavailable;
 use crate::tool::ToolResult;
 

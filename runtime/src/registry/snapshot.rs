@@ -302,8 +302,8 @@ fn exact_read(handler: &Handler, definition: &ToolDefinition) -> Option<ExactRea
         return None;
     };
     let fields = (tool.exact_fields)()?;
-    let proven = definition.secret_arguments.is_empty()
-        && exact::proven(&fields, &definition.input_schema);
+    let proven =
+        definition.secret_arguments.is_empty() && exact::proven(&fields, &definition.input_schema);
     proven.then(|| ExactRead {
         invoke: tool.invoke_exact,
         depth: exact::depth(&fields),
