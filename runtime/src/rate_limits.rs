@@ -132,6 +132,11 @@ impl RateLimits {
         self.per_tool.insert(tool, limit);
     }
 
+    /// Whether no limit is set.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.per_caller.is_none() && self.per_tool.is_empty()
+    }
+
     /// Takes one call from the caller's and the tool's budget, or says how long to wait. A
     /// store that cannot answer refuses the call: a limit that cannot be checked is not
     /// lifted.

@@ -133,12 +133,10 @@ async fn authorize_and_run(
     (arguments, started): (&Checked, Option<Started>),
     trail: &mut Trail,
 ) -> ToolResult {
-    if !run.dry_run {
-        run.config
-            .governance
-            .limits
-            .check(run.caller.id(), name)
-            .await?;
+    // The steps most calls skip are boxed: their state would make every call's future larger.
+    let limits = &run.config.governance.limits;
+    if !run.dry_run && !limits.is_empty() {
+        Box::pin(limits.check(run.caller.id(), name)).await?;
     }
     let asking = Asking {
         config: run.config,
@@ -156,7 +154,10 @@ async fn authorize_and_run(
         Authorized::Run(edited) => edited,
     };
     let id = running.call_id;
-    before_run(run.config, run.caller, id, name, (arguments, entry), trail).await?;
+    if run.config.governance.records_before_run() {
+        let record = (arguments, entry.as_ref());
+        Box::pin(before_run(run.config, run.caller, id, name, record, trail)).await?;
+    }
     let start = match (&edited, started) {
         (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
         (None, Some(started)) => Start::Started(started),
@@ -167,7 +168,7 @@ async fn authorize_and_run(
     // keeps its approval for the next round (see `AskCaller::Later`).
     if confirm::approved_later(&asking, trail.decision) {
         let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
-        return confirm::carry_approval(&asking, arguments, result).await;
+        return Box::pin(confirm::carry_approval(&asking, arguments, result)).await;
     }
     result
 }

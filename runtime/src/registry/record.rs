@@ -206,7 +206,14 @@ pub(crate) async fn finish(
             },
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
-        keep(governance, record).await;
+        if governance.sinks.is_empty()
+            && let Some(history) = &governance.history
+        {
+            history.keep(record);
+        } else {
+            // Boxed: most calls go to the history above, and would carry this state.
+            Box::pin(write(governance, record.into_record())).await;
+        }
     }
     ToolOutcome {
         call_id,
@@ -218,16 +225,9 @@ pub(crate) async fn finish(
     }
 }
 
-/// Hands a call's record to the sinks and the store. The default in-memory history takes it
-/// as it is; the others get a full [`AuditRecord`].
-async fn keep(governance: &Governance, record: KeptRecord) {
-    if governance.sinks.is_empty()
-        && let Some(history) = &governance.history
-    {
-        history.keep(record);
-        return;
-    }
-    let record = record.into_record();
+/// Writes a call's record to the sinks and the store (other than the default history, which
+/// takes records as the call holds them).
+async fn write(governance: &Governance, record: AuditRecord) {
     for sink in &governance.sinks {
         // A failing sink loses its own record, never the call's answer.
         contained("an audit sink", &record.tool, || sink.record(&record));
