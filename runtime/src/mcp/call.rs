@@ -87,7 +87,8 @@ impl McpServer {
             // A client of the `initialize` handshake is asked by the server itself, only
             // what it said it can answer.
             input::check_capabilities(&asked, &call.can)?;
-            let responses = input::ask_now(&context.peer, &asked)
+            // Boxed: asking the client is rare, and its future large.
+            let responses = Box::pin(input::ask_now(&context.peer, &asked))
                 .await
                 .map_err(|message| ErrorData::internal_error(message, None))?;
             answers = ClientInput {
@@ -166,7 +167,9 @@ impl McpServer {
         };
         let id = context.id.to_string();
         let tool_call = ToolCall::new(id, call.definition.name.clone(), call.arguments.clone());
-        let running = self.registry().call_with(call.caller, tool_call, options);
+        // Boxed once here: the forwarding beside it, the rounds and rmcp's request task
+        // would otherwise each hold (and move) its whole size.
+        let running = Box::pin(self.registry().call_with(call.caller, tool_call, options));
         match forwarded.forwarding {
             Some(forwarding) => forwarding.beside(running).await,
             None => running.await,

@@ -141,14 +141,19 @@ impl Forwarding {
         };
         let send = async move {
             while let Some(Some(update)) = receiver.recv().await {
+                // Boxed: a notification's future is large, and most calls send none; unboxed,
+                // every call's future would carry its size.
                 let sent = match update {
                     Update::Progress(report) => match &token {
-                        Some(token) => peer.notify_progress(progress_param(token, report)).await,
+                        Some(token) => {
+                            let param = progress_param(token, report);
+                            Box::pin(peer.notify_progress(param)).await
+                        }
                         None => Ok(()),
                     },
                     Update::Log(message) => {
                         let param = log_param(logger.clone(), message);
-                        peer.notify_logging_message(param).await
+                        Box::pin(peer.notify_logging_message(param)).await
                     }
                 };
                 if sent.is_err() {
