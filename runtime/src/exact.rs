@@ -155,7 +155,7 @@ pub type ExactInvoke =
 #[derive(Clone, Copy)]
 pub enum ExactInput<'a> {
     /// JSON text.
-    Text(&'a [u8]),
+    Text(&'a str),
     /// An already parsed value.
     Value(&'a Value),
 }
@@ -165,7 +165,7 @@ impl ExactInput<'_> {
     /// the checked path, which gives the error).
     pub fn read<T: DeserializeOwned>(self) -> Option<T> {
         match self {
-            ExactInput::Text(text) => serde_json::from_slice(text).ok(),
+            ExactInput::Text(text) => serde_json::from_str(text).ok(),
             ExactInput::Value(value) => T::deserialize(value).ok(),
         }
     }

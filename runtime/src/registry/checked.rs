@@ -101,9 +101,7 @@ pub(crate) fn read_exact(
     };
     let mut arguments = arguments;
     let input = match &mut arguments {
-        ToolArguments::Text(text) if text.len() <= limits.max_bytes => {
-            ExactInput::Text(text.as_bytes())
-        }
+        ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),
         ToolArguments::Value(value) if check_value(value, limits).is_ok() => {
             entry.normalize(value);
             ExactInput::Value(value)
