@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{ItemFn, Type};
 
-use crate::ast::{Argument, Context, Output, Param, ToolFn};
+use crate::ast::{Context, Output, Param, ToolFn};
 
 pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let contexts: Vec<&Context> = function
@@ -93,14 +93,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
 /// `__exact_fields`: each argument's key and shape, or `None` when a type's shape is unknown
 /// or a `#[serde]` attribute changes how it is read.
 fn exact_fields(function: &ToolFn) -> TokenStream {
-    let arguments: Vec<&Argument> = function
-        .params
-        .iter()
-        .filter_map(|param| match param {
-            Param::Argument(argument) => Some(argument),
-            Param::Context(_) => None,
-        })
-        .collect();
+    let arguments = super::arguments::arguments(function);
     let serde_attributes = arguments.iter().any(|argument| {
         argument
             .field_attrs
