@@ -4,13 +4,17 @@
 //! policy does not read arguments (the direct path is open) and one whose policy does (every
 //! call is parsed to JSON and checked against the schema first).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolgate::ToolArguments;
 use toolgate::policy::{Decision, Policy, PolicyRequest};
 use toolgate::prelude::*;
+use toolgate::rate_limits::RateLimit;
+use toolgate::{FromContext, ToolContext};
 
 /// Numbers at every width (a float among them: read the checked way, see below).
 #[tool(permission = "public")]
@@ -50,6 +54,31 @@ fn constrained(
 #[tool(permission = "public")]
 fn renamed(#[serde(rename = "k")] key: String) -> String {
     key
+}
+
+/// Counts each time a tool's context is taken apart for it.
+static CONTEXTS_TAKEN: AtomicUsize = AtomicUsize::new(0);
+
+/// A context part with a side effect, to tell when it is taken.
+struct Counted;
+
+impl FromContext for Counted {
+    fn from_context(_context: &ToolContext) -> Result<Self, ToolError> {
+        CONTEXTS_TAKEN.fetch_add(1, Ordering::SeqCst);
+        Ok(Counted)
+    }
+}
+
+/// An exact tool that takes part of its context (async).
+#[tool(permission = "public")]
+async fn counted_async(n: u8, #[ctx] _counted: Counted) -> u8 {
+    n
+}
+
+/// The same, a sync function (it runs on the blocking pool).
+#[tool(permission = "public")]
+fn counted_sync(n: u8, #[ctx] _counted: Counted) -> u8 {
+    n
 }
 
 /// Allows everything and remembers the arguments it was given.
@@ -300,4 +329,37 @@ proptest! {
             same_both_ways(&pair, "exact_text", &text.to_string()).await;
         });
     }
+}
+
+/// A call refused after its arguments were read (here by a rate limit) never takes its
+/// context apart: a `FromContext` with side effects runs only for a call that runs.
+#[tokio::test]
+async fn a_refused_call_does_not_take_its_context() {
+    let registry = Registry::builder()
+        .roles(["public"])
+        .filter_linked(|tool| ["counted_async", "counted_sync"].contains(&tool.name.as_str()))
+        .rate_limit_per_caller(RateLimit::new(2, Duration::from_secs(3600)))
+        .build()
+        .unwrap();
+    let caller = Caller::new("tester", "public");
+    let mut results = Vec::new();
+    for tool in [
+        "counted_async",
+        "counted_sync",
+        "counted_async",
+        "counted_sync",
+    ] {
+        let outcome = registry
+            .call(&caller, ToolCall::new("c", tool, r#"{"n": 7}"#))
+            .await;
+        results.push(outcome.result.map_err(|error| error.code));
+    }
+    assert_eq!(results[..2], [Ok(json!(7)), Ok(json!(7))]);
+    assert!(
+        results[2..]
+            .iter()
+            .all(|result| result == &Err(ErrorCode::RateLimited)),
+        "{results:?}"
+    );
+    assert_eq!(CONTEXTS_TAKEN.load(Ordering::SeqCst), 2);
 }

@@ -21,7 +21,10 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let bindings = contexts.iter().map(|context| {
         let ident = context_ident(context);
         let ty = &context.ty;
+        // `_name` gives `__context__name`, which the case lint would warn of in the user's
+        // crate.
         quote_spanned!(syn::spanned::Spanned::span(ty)=>
+            #[allow(non_snake_case)]
             let #ident = <#ty as ::toolgate::FromContext>::from_context(&__context)?;
         )
     });
@@ -33,7 +36,10 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
         quote!(let __context = __context();)
     };
     let (ok_type, convert) = conversion(function);
-    let call = call(item, function, convert);
+    // The context's parts are taken inside the tool's future, so they are taken only for a
+    // call that was authorized and is running.
+    let bindings = quote!(#(#bindings)*);
+    let call = call(item, function, bindings, convert);
     let exact_fields = exact_fields(function);
     quote! {
         fn __invoke(
@@ -59,15 +65,8 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
             __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
             __arguments: __ToolArguments,
         ) -> ::toolgate::ToolFuture {
-            let __prepared = (|| -> ::core::result::Result<_, ::toolgate::ToolError> {
-                #context_made
-                #(#bindings)*
-                ::core::result::Result::Ok(#call)
-            })();
-            match __prepared {
-                ::core::result::Result::Ok(__future) => __future,
-                ::core::result::Result::Err(__error) => ::toolgate::__private::ready_error(__error),
-            }
+            #context_made
+            #call
         }
 
         fn __output_schema() -> ::core::option::Option<::toolgate::__private::serde_json::Value> {
@@ -131,7 +130,12 @@ fn context_ident(context: &Context) -> syn::Ident {
 
 /// The function called with its arguments and context, as a boxed future: async functions
 /// directly, sync ones on the blocking pool.
-fn call(item: &ItemFn, function: &ToolFn, convert: TokenStream) -> TokenStream {
+fn call(
+    item: &ItemFn,
+    function: &ToolFn,
+    bindings: TokenStream,
+    convert: TokenStream,
+) -> TokenStream {
     let fn_ident = &item.sig.ident;
     let call_args = function.params.iter().map(|param| match param {
         Param::Argument(argument) => {
@@ -145,12 +149,14 @@ fn call(item: &ItemFn, function: &ToolFn, convert: TokenStream) -> TokenStream {
     });
     if item.sig.asyncness.is_some() {
         let future = quote!(async move {
+            #bindings
             let __output = #fn_ident(#(#call_args),*).await;
             #convert
         });
         quote_spanned!(fn_ident.span()=> ::toolgate::__private::boxed_tool_future(#future))
     } else {
         quote!(::std::boxed::Box::pin(::toolgate::__private::run_blocking(move || {
+            #bindings
             let __output = #fn_ident(#(#call_args),*);
             #convert
         })))
