@@ -212,6 +212,54 @@ async fn history_gives_a_callers_last_calls_newest_first() {
     assert!(registry.history("nobody", 10).await.unwrap().is_empty());
 }
 
+/// A full history overwrites its oldest records in place: what is read back is exactly the
+/// last calls, each whole (its own id, tool, arguments, caller and outcome), however often
+/// the history has wrapped around.
+#[tokio::test]
+async fn a_full_history_keeps_exactly_the_last_calls_whole() {
+    let registry = Registry::builder()
+        .roles(["user"])
+        .history_capacity(3)
+        .build()
+        .unwrap();
+    let bob = Caller::new("bob", "user");
+    for n in 0..10u32 {
+        let caller = if n % 2 == 0 { user() } else { bob.clone() };
+        // Every third call fails (an unknown tool), with a longer id than the others.
+        let (id, tool) = if n % 3 == 0 {
+            (format!("a-much-longer-call-id-{n}"), "missing")
+        } else {
+            (n.to_string(), "count")
+        };
+        registry
+            .call(&caller, ToolCall::new(id, tool, json!({ "n": n })))
+            .await;
+    }
+    let seen = |records: Vec<AuditRecord>| -> Vec<(String, String, String, Value)> {
+        records
+            .into_iter()
+            .map(|r| (r.call_id, r.tool, r.outcome, r.arguments))
+            .collect()
+    };
+    // The last three calls: 7 (bob), 8 (alice), 9 (bob, failed).
+    assert_eq!(
+        seen(registry.history("bob", 10).await.unwrap()),
+        [
+            (
+                "a-much-longer-call-id-9".into(),
+                "missing".into(),
+                "unknown_tool".into(),
+                json!(null)
+            ),
+            ("7".into(), "count".into(), "ok".into(), json!({"n": 7})),
+        ]
+    );
+    assert_eq!(
+        seen(registry.history("alice", 10).await.unwrap()),
+        [("8".into(), "count".into(), "ok".into(), json!({"n": 8}))]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_calls_leave_ten_thousand_chained_records() {
     let directory = TempDir::new().unwrap();

@@ -72,9 +72,11 @@ pub fn agent_builder(registry: Registry, model: impl Model) -> AgentBuilder {
 /// The HTTP app: toolgate's router and chat routes, with callers from bearer tokens, and the
 /// approval console at `/console`.
 pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
+    // Made once: a caller's id and role are shared, not copied, per request.
+    let anonymous = Caller::new("anonymous", "public");
     let authenticate = move |parts: &Parts| -> Result<Caller, AuthError> {
         let Some(header) = parts.headers.get("authorization") else {
-            return Ok(Caller::new("anonymous", "public"));
+            return Ok(anonymous.clone());
         };
         let token = header
             .to_str()

@@ -75,6 +75,38 @@ pub(crate) struct KeptRecord {
 }
 
 impl KeptRecord {
+    /// Takes `record`'s place, with `tool` and `call_id` copied into this record's own
+    /// buffers; gives back what this record held that is not reused.
+    pub(crate) fn overwrite(
+        &mut self,
+        record: KeptRecord,
+        tool: &str,
+        call_id: &str,
+    ) -> (Caller, KeptArguments, Option<String>) {
+        let KeptRecord {
+            time_ms,
+            caller,
+            arguments,
+            decision,
+            approver,
+            outcome,
+            duration_ms,
+            ..
+        } = record;
+        self.time_ms = time_ms;
+        self.tool.clear();
+        self.tool.push_str(tool);
+        self.call_id.clear();
+        self.call_id.push_str(call_id);
+        self.decision = decision;
+        self.outcome = outcome;
+        self.duration_ms = duration_ms;
+        let caller = std::mem::replace(&mut self.caller, caller);
+        let arguments = std::mem::replace(&mut self.arguments, arguments);
+        let approver = std::mem::replace(&mut self.approver, approver);
+        (caller, arguments, approver)
+    }
+
     /// The record, for reading.
     pub(crate) fn to_record(&self) -> AuditRecord {
         AuditRecord {

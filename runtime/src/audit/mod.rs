@@ -73,12 +73,24 @@ pub enum AuditMode {
 pub trait AuditSink: Send + Sync + 'static {
     /// Takes one record.
     fn record(&self, record: &AuditRecord);
+
+    /// Whether the sink would do anything with a record now (asked once per call). A call
+    /// whose sinks all say no is not made into an [`AuditRecord`] for them, which saves
+    /// copying its strings and arguments; its record still goes to the registry's store.
+    /// The default is `true`; [`TracingSink`] says `false` when no subscriber listens.
+    fn wants_records(&self) -> bool {
+        true
+    }
 }
 
 /// A shared sink, e.g. one audit file for the registries of the HTTP and MCP endpoints.
 impl<S: AuditSink + ?Sized> AuditSink for std::sync::Arc<S> {
     fn record(&self, record: &AuditRecord) {
         (**self).record(record);
+    }
+
+    fn wants_records(&self) -> bool {
+        (**self).wants_records()
     }
 }
 
@@ -101,6 +113,10 @@ impl AuditSink for TracingSink {
             duration_ms = record.duration_ms,
             "tool call"
         );
+    }
+
+    fn wants_records(&self) -> bool {
+        tracing::enabled!(target: "toolgate::audit", tracing::Level::INFO)
     }
 }
 

@@ -59,27 +59,40 @@ impl MemoryAuditStore {
 }
 
 impl MemoryAuditStore {
-    /// Keeps a record as the registry hands it over (see [`KeptRecord`]).
-    pub(crate) fn keep(&self, record: KeptRecord) {
+    /// Keeps a record as the registry hands it over (see [`KeptRecord`]), its tool name and
+    /// call id copied in. Once the history is full, the oldest record is overwritten where
+    /// it lies, its strings' buffers reused: a call in the steady state allocates nothing
+    /// here and moves no record.
+    pub(crate) fn keep(&self, record: KeptRecord, tool: &str, call_id: &str) {
         if self.capacity == 0 {
             return;
         }
-        let evicted = {
-            let mut records = lock(&self.records);
-            let evicted = (records.len() == self.capacity)
-                .then(|| records.pop_front())
-                .flatten();
-            records.push_back(record);
-            evicted
+        let mut records = lock(&self.records);
+        if records.len() < self.capacity {
+            records.push_back(KeptRecord {
+                tool: tool.to_owned(),
+                call_id: call_id.to_owned(),
+                ..record
+            });
+            return;
+        }
+        let Some(oldest) = records.front_mut() else {
+            return;
         };
-        // Freed after the lock is released.
+        let evicted = oldest.overwrite(record, tool, call_id);
+        records.rotate_left(1);
+        drop(records);
+        // What the evicted record held alone is freed after the lock is released.
         drop(evicted);
     }
 }
 
 impl AuditStore for MemoryAuditStore {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
-        self.keep(KeptRecord::from(record));
+        let mut record = KeptRecord::from(record);
+        let tool = std::mem::take(&mut record.tool);
+        let call_id = std::mem::take(&mut record.call_id);
+        self.keep(record, &tool, &call_id);
         ready(Ok(()))
     }
 

@@ -1,7 +1,9 @@
 //! Bodies on the wire: call requests in, outcomes out.
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
@@ -63,40 +65,91 @@ pub(crate) struct CallRequest {
 
 const SHAPE: &str = "send {\"name\": \"tool\", \"arguments\": {...}} for one call, or {\"calls\": [...]} for a batch";
 
+/// A body's fields, borrowed from it: the arguments stay text until the registry reads them
+/// (straight into a proven tool's parameters, or checked against its schema), not built into
+/// a JSON value here. Other fields are ignored.
+#[derive(Deserialize, Default)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    calls: Option<&'a RawValue>,
+    #[serde(borrow)]
+    dry_run: Option<&'a RawValue>,
+}
+
 pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|error| malformed(format!("the body is not valid JSON ({error}); {SHAPE}")))?;
-    let dry_run = value
-        .get("dry_run")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    // The body is taken apart, not copied: names and arguments move into the calls.
-    let (items, single) = match value {
-        Value::Array(items) => (items, false),
-        Value::Object(mut map) => match map.remove("calls") {
-            Some(Value::Array(items)) => (items, false),
-            Some(_) => return Err(malformed(format!("`calls` must be an array; {SHAPE}"))),
-            None => (vec![Value::Object(map)], true),
-        },
+    let body = std::str::from_utf8(body)
+        .map_err(|_| malformed(format!("the body is not valid JSON (not UTF-8); {SHAPE}")))?;
+    let items: Vec<&RawValue> = match body.trim_start().as_bytes().first() {
+        Some(b'[') => serde_json::from_str(body).map_err(unreadable)?,
+        Some(b'{') => {
+            let fields: Fields<'_> = serde_json::from_str(body).map_err(unreadable)?;
+            let dry_run = fields.dry_run.is_some_and(|raw| raw.get() == "true");
+            let Some(calls) = fields.calls else {
+                let calls = vec![call_of(fields, 0, true)?];
+                return Ok(CallRequest {
+                    calls,
+                    single: true,
+                    dry_run,
+                });
+            };
+            if first_byte(calls) != b'[' {
+                return Err(malformed(format!("`calls` must be an array; {SHAPE}")));
+            }
+            let items = serde_json::from_str(calls.get()).map_err(unreadable)?;
+            return Ok(CallRequest {
+                calls: batch(items)?,
+                single: false,
+                dry_run,
+            });
+        }
         _ => {
+            serde_json::from_str::<IgnoredAny>(body).map_err(unreadable)?;
             return Err(malformed(format!(
                 "the body must be a JSON object or array; {SHAPE}"
             )));
         }
     };
-    let calls = items
-        .into_iter()
-        .enumerate()
-        .map(|(index, item)| call_of(item, index, single))
-        .collect::<Result<Vec<_>, _>>()?;
     Ok(CallRequest {
-        calls,
-        single,
-        dry_run,
+        calls: batch(items)?,
+        single: false,
+        dry_run: false,
     })
 }
 
-fn call_of(item: Value, index: usize, single: bool) -> Result<ToolCall, ApiError> {
+fn unreadable(error: serde_json::Error) -> ApiError {
+    malformed(format!(
+        "the body could not be read as JSON ({error}); {SHAPE}"
+    ))
+}
+
+/// The calls of a batch; an item that is not an object has no fields (and so no name).
+fn batch(items: Vec<&RawValue>) -> Result<Vec<ToolCall>, ApiError> {
+    let fields = |(index, item): (usize, &RawValue)| -> Result<ToolCall, ApiError> {
+        let fields = match first_byte(item) {
+            b'{' => serde_json::from_str(item.get()).map_err(|error| {
+                malformed(format!(
+                    "calls[{index}] could not be read ({error}); {SHAPE}"
+                ))
+            })?,
+            _ => Fields::default(),
+        };
+        call_of(fields, index, false)
+    };
+    items.into_iter().enumerate().map(fields).collect()
+}
+
+/// The first byte of a JSON value (`RawValue` holds no outer space).
+fn first_byte(raw: &RawValue) -> u8 {
+    raw.get().as_bytes().first().copied().unwrap_or_default()
+}
+
+fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, ApiError> {
     let place = || {
         if single {
             "the call".to_owned()
@@ -104,34 +157,35 @@ fn call_of(item: Value, index: usize, single: bool) -> Result<ToolCall, ApiError
             format!("calls[{index}]")
         }
     };
-    let mut item = match item {
-        Value::Object(item) => item,
-        _ => Map::new(),
+    let Some(name) = fields.name.and_then(from_raw::<String>) else {
+        let place = place();
+        return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
     };
-    let name = match item.remove("name") {
-        Some(Value::String(name)) => name,
-        _ => {
-            let place = place();
-            return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
-        }
+    let id = match fields.id.map(|raw| (first_byte(raw), raw)) {
+        None | Some((b'n', _)) => format!("call-{index}"),
+        Some((b'"', raw)) => from_raw::<String>(raw).unwrap_or_default(),
+        Some((_, raw)) => match from_raw::<serde_json::Number>(raw) {
+            Some(number) => number.to_string(),
+            None => {
+                let place = place();
+                return Err(malformed(format!(
+                    "{place} has an `id` that is neither a string nor a number"
+                )));
+            }
+        },
     };
-    let id = match item.remove("id") {
-        Some(Value::String(id)) => id,
-        Some(Value::Number(number)) => number.to_string(),
-        None | Some(Value::Null) => format!("call-{index}"),
-        Some(_) => {
-            let place = place();
-            return Err(malformed(format!(
-                "{place} has an `id` that is neither a string nor a number"
-            )));
-        }
-    };
-    let arguments = match item.remove("arguments") {
-        Some(Value::String(text)) => ToolArguments::Text(text),
-        Some(other) => ToolArguments::Value(other),
-        None => ToolArguments::Value(Value::Null),
+    let arguments = match fields.arguments.map(|raw| (first_byte(raw), raw)) {
+        None | Some((b'n', _)) => ToolArguments::Value(Value::Null),
+        // Arguments sent as a string of JSON text (as OpenAI's models write them).
+        Some((b'"', raw)) => ToolArguments::Text(from_raw::<String>(raw).unwrap_or_default()),
+        Some((_, raw)) => ToolArguments::Text(raw.get().to_owned()),
     };
     Ok(ToolCall::new(id, name, arguments))
+}
+
+/// A raw value read as `T`, if it is one.
+fn from_raw<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    serde_json::from_str(raw.get()).ok()
 }
 
 fn malformed(message: String) -> ApiError {
@@ -140,4 +194,114 @@ fn malformed(message: String) -> ApiError {
         "malformed_body",
         message,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(body: &str) -> CallRequest {
+        parse_call_request(body.as_bytes()).unwrap()
+    }
+
+    fn refused(body: &[u8]) -> String {
+        match parse_call_request(body) {
+            Ok(_) => panic!("accepted {body:?}"),
+            Err(error) => {
+                assert_eq!(error.code, "malformed_body");
+                error.message
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_call_keeps_its_arguments_as_text() {
+        let request = parsed(r#" {"name": "add", "arguments": {"a": 1, "b": [2]}, "extra": 1} "#);
+        assert!(request.single && !request.dry_run);
+        assert_eq!(
+            request.calls,
+            [ToolCall::new("call-0", "add", r#"{"a": 1, "b": [2]}"#)]
+        );
+    }
+
+    #[test]
+    fn arguments_may_be_a_string_of_json_null_or_missing() {
+        let text = parsed(r#"{"name": "t", "arguments": "{\"a\": \"\u00e9\"}"}"#);
+        assert_eq!(
+            text.calls[0].arguments,
+            ToolArguments::Text(r#"{"a": "é"}"#.into())
+        );
+        for body in [r#"{"name": "t"}"#, r#"{"name": "t", "arguments": null}"#] {
+            assert_eq!(
+                parsed(body).calls[0].arguments,
+                ToolArguments::Value(Value::Null)
+            );
+        }
+        // Not an object: the registry says so, as for any caller.
+        let listed = parsed(r#"{"name": "t", "arguments": [1]}"#);
+        assert_eq!(listed.calls[0].arguments, ToolArguments::Text("[1]".into()));
+    }
+
+    #[test]
+    fn ids_are_strings_or_numbers() {
+        let ids = |body: &str| -> Vec<String> {
+            parsed(body).calls.into_iter().map(|call| call.id).collect()
+        };
+        let body = r#"[{"name": "t", "id": "x"}, {"name": "t", "id": 7}, {"name": "t", "id": 1.5},
+            {"name": "t", "id": null}, {"name": "t"}]"#;
+        assert_eq!(ids(body), ["x", "7", "1.5", "call-3", "call-4"]);
+        let message = refused(br#"{"name": "t", "id": true}"#);
+        assert!(
+            message.starts_with("the call has an `id` that is neither"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn batches_come_as_an_array_or_as_calls() {
+        let listed = parsed(r#"[{"name": "a"}, {"name": "b", "arguments": {}}]"#);
+        assert!(!listed.single && !listed.dry_run);
+        let named = parsed(
+            r#"{"calls": [{"name": "a"}, {"name": "b", "arguments": {}}], "dry_run": true}"#,
+        );
+        assert!(!named.single && named.dry_run);
+        assert_eq!(listed.calls, named.calls);
+        assert_eq!(named.calls[1].arguments, ToolArguments::Text("{}".into()));
+        let dry = parsed(r#"{"name": "a", "dry_run": true}"#);
+        assert!(dry.single && dry.dry_run);
+    }
+
+    #[test]
+    fn malformed_bodies_say_what_is_wrong() {
+        let cases: [(&[u8], &str); 9] = [
+            (
+                b"{not json",
+                "the body could not be read as JSON (key must be a string",
+            ),
+            (b"", "the body could not be read as JSON (EOF"),
+            (b"42", "the body must be a JSON object or array"),
+            (b"\xff{}", "the body is not valid JSON (not UTF-8)"),
+            (
+                br#"{"name": "a"} x"#,
+                "the body could not be read as JSON (trailing characters",
+            ),
+            (
+                br#"{"name": "a", "name": "b"}"#,
+                "the body could not be read as JSON (duplicate field `name`",
+            ),
+            (br#"{"calls": {}}"#, "`calls` must be an array"),
+            (
+                br#"{"calls": [{"name": "a"}, 3]}"#,
+                "calls[1] has no string `name`",
+            ),
+            (
+                br#"{"arguments": {}, "name": 3}"#,
+                "the call has no string `name`",
+            ),
+        ];
+        for (body, expected) in cases {
+            let message = refused(body);
+            assert!(message.starts_with(expected), "{message}");
+        }
+    }
 }

@@ -75,9 +75,9 @@ impl McpServer {
         };
         let ask_caller = self.ask_caller(&call, &mut answers, ticket);
         for _ in 0..MAX_ROUNDS {
-            let outcome = self
-                .run_once(&call, answers.clone(), ask_caller.clone())
-                .await;
+            // The answers are given up: a next round brings its own.
+            let given = std::mem::take(&mut answers);
+            let outcome = self.run_once(&call, given, ask_caller.clone()).await;
             let Some(asked) = outcome.error().and_then(InputRequired::from_error) else {
                 return complete(&outcome, definition);
             };

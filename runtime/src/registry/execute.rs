@@ -84,9 +84,13 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
         deciding.await
     };
     let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    finish(run.config, run.caller, id, name, result, started, trail).await
+    finish(run.config, run.caller, id, name, result, started, trail)
+        .written()
+        .await
 }
 
+/// Finds the tool, reads the arguments, authorizes the call and runs it (one async function,
+/// not nested ones: every level of future would be moved, whole, on every call).
 async fn decide_and_run(
     run: &Run<'_>,
     id: &str,
@@ -94,6 +98,61 @@ async fn decide_and_run(
     arguments: ToolArguments,
     trail: &mut Trail,
 ) -> ToolResult {
+    let (entry, arguments, started) = prepare(run, id, name, arguments, trail)?;
+    let running = run.running(id);
+    let result = 'run: {
+        // The steps most calls skip are boxed: their state would make every call's future
+        // larger.
+        let limits = &run.config.governance.limits;
+        if !run.dry_run && !limits.is_empty() {
+            if let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await {
+                break 'run Err(error);
+            }
+        }
+        let asking = run.asking(entry, id);
+        let (verdict, authorized) = authorize(&asking, &arguments, run.dry_run).await;
+        trail.note(verdict);
+        let edited = match authorized {
+            Ok(Authorized::Run(edited)) => edited,
+            Ok(Authorized::DryRun(report)) => break 'run Ok(report),
+            Err(error) => break 'run Err(error),
+        };
+        if run.config.governance.records_before_run() {
+            let record = (&arguments, entry.as_ref());
+            let recording = before_run(run.config, run.caller, id, name, record, trail);
+            if let Err(error) = Box::pin(recording).await {
+                break 'run Err(error);
+            }
+        }
+        let start = match (&edited, started) {
+            (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
+            (None, Some(started)) => Start::Started(started),
+            (None, None) => Start::Value(arguments.value(entry)),
+        };
+        let result = perform(run.config, entry, &running, start).await;
+        // A call its caller approved through their client, whose tool then asks questions,
+        // keeps its approval for the next round (see `AskCaller::Later`).
+        if confirm::approved_later(&asking, trail.decision) {
+            let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
+            break 'run Box::pin(confirm::carry_approval(&asking, arguments, result)).await;
+        }
+        result
+    };
+    if run.config.governance.audits() {
+        trail.keep(arguments, entry);
+    }
+    result
+}
+
+/// The entry and the call's arguments, checked (or read straight into the tool's
+/// parameters, its future made).
+fn prepare<'r>(
+    run: &Run<'r>,
+    id: &str,
+    name: &str,
+    arguments: ToolArguments,
+    trail: &mut Trail,
+) -> Result<(&'r Arc<Entry>, Checked, Option<Started>), ToolError> {
     if run.cancel.is_cancelled() {
         return Err(ToolError::new(
             ErrorCode::Cancelled,
@@ -102,75 +161,36 @@ async fn decide_and_run(
     }
     let entry = find(run.config, run.snapshot, run.rank, name)?;
     trail.seen(&entry.definition);
-    let running = Running {
-        caller: run.caller,
-        call_id: id,
-        cancel: run.cancel,
-        client: run.client,
-    };
-    let (arguments, started) = match read_exact(run.config, entry, &running, arguments, run.dry_run)
-    {
-        Ok((arguments, started)) => (arguments, Some(started)),
+    match read_exact(run.config, entry, &run.running(id), arguments, run.dry_run) {
+        Ok((arguments, started)) => Ok((entry, arguments, Some(started))),
         Err(arguments) => {
             let checked = read_arguments(run.config, entry, arguments, trail)?;
-            (Checked::Value(checked), None)
+            Ok((entry, Checked::Value(checked), None))
         }
-    };
-    let result = authorize_and_run(run, &running, name, entry, (&arguments, started), trail).await;
-    if run.config.governance.audits() {
-        trail.keep(arguments, entry);
     }
-    result
 }
 
-/// Rate limits, the policy (and approval), then the tool, with checked arguments (and the
-/// tool's future, if it has read them already).
-async fn authorize_and_run(
-    run: &Run<'_>,
-    running: &Running<'_>,
-    name: &str,
-    entry: &Arc<Entry>,
-    (arguments, started): (&Checked, Option<Started>),
-    trail: &mut Trail,
-) -> ToolResult {
-    // The steps most calls skip are boxed: their state would make every call's future larger.
-    let limits = &run.config.governance.limits;
-    if !run.dry_run && !limits.is_empty() {
-        Box::pin(limits.check(run.caller.id(), name)).await?;
+impl<'r> Run<'r> {
+    fn running<'a>(&'a self, call_id: &'a str) -> Running<'a> {
+        Running {
+            caller: self.caller,
+            call_id,
+            cancel: self.cancel,
+            client: self.client,
+        }
     }
-    let asking = Asking {
-        config: run.config,
-        entry,
-        caller: run.caller,
-        call_id: running.call_id,
-        cancel: run.cancel,
-        run_id: run.run_id,
-        ask_caller: run.client.and_then(|client| client.ask_caller.as_ref()),
-    };
-    let (verdict, authorized) = authorize(&asking, arguments, run.dry_run).await;
-    trail.note(verdict);
-    let edited = match authorized? {
-        Authorized::DryRun(report) => return Ok(report),
-        Authorized::Run(edited) => edited,
-    };
-    let id = running.call_id;
-    if run.config.governance.records_before_run() {
-        let record = (arguments, entry.as_ref());
-        Box::pin(before_run(run.config, run.caller, id, name, record, trail)).await?;
+
+    fn asking<'a>(&'a self, entry: &'a Arc<Entry>, call_id: &'a str) -> Asking<'a> {
+        Asking {
+            config: self.config,
+            entry,
+            caller: self.caller,
+            call_id,
+            cancel: self.cancel,
+            run_id: self.run_id,
+            ask_caller: self.client.and_then(|client| client.ask_caller.as_ref()),
+        }
     }
-    let start = match (&edited, started) {
-        (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
-        (None, Some(started)) => Start::Started(started),
-        (None, None) => Start::Value(arguments.value(entry)),
-    };
-    let result = perform(run.config, entry, running, start).await;
-    // A call its caller approved through their client, whose tool then asks questions,
-    // keeps its approval for the next round (see `AskCaller::Later`).
-    if confirm::approved_later(&asking, trail.decision) {
-        let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
-        return Box::pin(confirm::carry_approval(&asking, arguments, result)).await;
-    }
-    result
 }
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool.

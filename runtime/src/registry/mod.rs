@@ -240,26 +240,23 @@ impl Registry {
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
-    pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
-        self.call_with(caller, call, CallOptions::default()).await
+    // `call_with`'s future itself, not one awaiting it: a future is moved whole when awaited.
+    pub fn call(&self, caller: &Caller, call: ToolCall) -> impl Future<Output = ToolOutcome> {
+        self.call_with(caller, call, CallOptions::default())
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
-    pub async fn call_with_cancel(
+    pub fn call_with_cancel(
         &self,
         caller: &Caller,
         call: ToolCall,
         cancel: CancellationToken,
-    ) -> ToolOutcome {
-        self.call_with(
-            caller,
-            call,
-            CallOptions {
-                cancel: Some(cancel),
-                ..CallOptions::default()
-            },
-        )
-        .await
+    ) -> impl Future<Output = ToolOutcome> {
+        let options = CallOptions {
+            cancel: Some(cancel),
+            ..CallOptions::default()
+        };
+        self.call_with(caller, call, options)
     }
 
     /// [`call`](Self::call) with options: a cancellation token, or a dry run.

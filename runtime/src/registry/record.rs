@@ -2,7 +2,9 @@
 //! audit sinks and store when the call ends.
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -131,6 +133,7 @@ pub(crate) async fn reject(
         Instant::now(),
         Trail::default(),
     )
+    .written()
     .await
 }
 
@@ -167,16 +170,34 @@ pub(crate) async fn before_run(
     store.append(record).await.map_err(unavailable)
 }
 
-/// The outcome, audited: the record is stored before the outcome is returned.
-pub(crate) async fn finish(
-    config: &Config,
+/// A call's outcome, and the writing of its record where that takes waiting (a sink, or a
+/// store other than the default history).
+pub(crate) struct Finished<'a> {
+    outcome: ToolOutcome,
+    writing: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+}
+
+impl Finished<'_> {
+    /// The outcome, once its record is written: an answered call has its record.
+    pub(crate) async fn written(self) -> ToolOutcome {
+        if let Some(writing) = self.writing {
+            writing.await;
+        }
+        self.outcome
+    }
+}
+
+/// The outcome, audited (see [`Finished::written`]). Not itself async: most calls' records go
+/// to the history at once, and a future here would be carried (and moved) by every call.
+pub(crate) fn finish<'a>(
+    config: &'a Config,
     caller: &Caller,
     call_id: String,
     tool: String,
     result: ToolResult,
     started: Instant,
     trail: Trail,
-) -> ToolOutcome {
+) -> Finished<'a> {
     let duration = started.elapsed();
     let governance = &config.governance;
     governance.events.publish(|| {
@@ -191,12 +212,14 @@ pub(crate) async fn finish(
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
+    let mut writing = None;
     if governance.audits() {
         let record = KeptRecord {
             time_ms: crate::time::now_millis(),
             caller: caller.clone(),
-            tool: tool.clone(),
-            call_id: call_id.clone(),
+            // Copied in by the history, or below.
+            tool: String::new(),
+            call_id: String::new(),
             arguments: trail.arguments,
             decision: Cow::Borrowed(trail.decision),
             approver: trail.approver,
@@ -206,29 +229,34 @@ pub(crate) async fn finish(
             },
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
-        if governance.sinks.is_empty()
-            && let Some(history) = &governance.history
-        {
-            history.keep(record);
-        } else {
-            // Boxed: most calls go to the history above, and would carry this state.
-            Box::pin(write(governance, record.into_record())).await;
+        let sinks_want = governance.sinks.iter().any(|sink| sink.wants_records());
+        match &governance.history {
+            Some(history) if !sinks_want => history.keep(record, &tool, &call_id),
+            _ => {
+                let record = KeptRecord {
+                    tool: tool.clone(),
+                    call_id: call_id.clone(),
+                    ..record
+                };
+                writing = Some(Box::pin(write(governance, record.into_record())) as _);
+            }
         }
     }
-    ToolOutcome {
+    let outcome = ToolOutcome {
         call_id,
         tool,
         is_content: trail.content && result.is_ok(),
         result,
         duration,
         ui: trail.ui,
-    }
+    };
+    Finished { outcome, writing }
 }
 
 /// Writes a call's record to the sinks and the store (other than the default history, which
 /// takes records as the call holds them).
 async fn write(governance: &Governance, record: AuditRecord) {
-    for sink in &governance.sinks {
+    for sink in governance.sinks.iter().filter(|sink| sink.wants_records()) {
         // A failing sink loses its own record, never the call's answer.
         contained("an audit sink", &record.tool, || sink.record(&record));
     }

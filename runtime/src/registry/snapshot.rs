@@ -139,7 +139,9 @@ impl RoleView {
 #[derive(Default)]
 pub(crate) struct Snapshot {
     entries: Vec<Arc<Entry>>,
-    by_name: HashMap<String, usize>,
+    /// Looked up on every call: a fast hash (the keys are the registry's own tool names, so
+    /// no caller can choose colliding ones).
+    by_name: foldhash::HashMap<String, usize>,
     views: Vec<RoleView>,
 }
 
@@ -167,7 +169,8 @@ impl Snapshot {
         }
         // A tool is found by its name, and by its provider name where that differs (a model
         // of OpenAI or Anthropic calls `files_read` for `files/read`).
-        let mut by_name: HashMap<String, usize> = HashMap::with_capacity(entries.len());
+        let mut by_name = foldhash::HashMap::default();
+        by_name.reserve(entries.len());
         for (index, entry) in entries.iter().enumerate() {
             let name = &entry.definition.name;
             if let Cow::Owned(provider_name) = provider_tool_name(name) {
