@@ -104,10 +104,11 @@ async fn decide_and_run(
         // The steps most calls skip are boxed: their state would make every call's future
         // larger.
         let limits = &run.config.governance.limits;
-        if !run.dry_run && !limits.is_empty() {
-            if let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await {
-                break 'run Err(error);
-            }
+        if !run.dry_run
+            && !limits.is_empty()
+            && let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await
+        {
+            break 'run Err(error);
         }
         let asking = run.asking(entry, id);
         let (verdict, authorized) = authorize(&asking, &arguments, run.dry_run).await;
