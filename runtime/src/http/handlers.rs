@@ -15,7 +15,7 @@ use crate::formats::Format;
 use crate::http::Shared;
 use crate::http::errors::ApiError;
 use crate::http::extract::{Authenticated, JsonBody};
-use crate::http::wire::{OutcomeBody, parse_call_request};
+use crate::http::wire::{OutcomeBody, outcome_response, parse_call_request};
 use crate::registry::{BatchOptions, CallOptions};
 
 type Shares = State<Arc<Shared>>;
@@ -111,18 +111,19 @@ pub(crate) async fn call_tools(
             ..CallOptions::default()
         };
         let outcome = registry.call_with(&caller, call, options).await;
-        return Ok(Json(OutcomeBody::from(outcome)).into_response());
+        return Ok(outcome_response(outcome));
     }
     let options = BatchOptions {
         dry_run: request.dry_run,
         ..BatchOptions::default()
     };
-    let outcomes: Vec<OutcomeBody> = registry
-        .run_batch_with(&caller, request.calls, options)
-        .await
-        .into_iter()
-        .map(OutcomeBody::from)
-        .collect();
+    // Boxed: a batch's future is large, and would make every single call's larger.
+    let outcomes: Vec<OutcomeBody> =
+        Box::pin(registry.run_batch_with(&caller, request.calls, options))
+            .await
+            .into_iter()
+            .map(OutcomeBody::from)
+            .collect();
     Ok(Json(json!({ "outcomes": outcomes })).into_response())
 }
 
@@ -219,7 +220,7 @@ pub(crate) async fn approve(
         .approve(&ticket, &approver)
         .await
         .map_err(ticket_error)?;
-    Ok(Json(OutcomeBody::from(outcome)).into_response())
+    Ok(outcome_response(outcome))
 }
 
 /// `POST /approvals/deny`
@@ -235,7 +236,7 @@ pub(crate) async fn deny(
         .deny(&ticket, &approver, &reason)
         .await
         .map_err(ticket_error)?;
-    Ok(Json(OutcomeBody::from(outcome)).into_response())
+    Ok(outcome_response(outcome))
 }
 
 /// `GET /health`: alive, and how many tools the caller may use (nothing about the others;

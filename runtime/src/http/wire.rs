@@ -1,5 +1,9 @@
 //! Bodies on the wire: call requests in, outcomes out.
 
+use axum::Json;
+use axum::http::HeaderValue;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,6 +58,22 @@ impl From<ToolOutcome> for OutcomeBody {
         }
     }
 }
+
+/// Room for a typical outcome's JSON: axum's `Json` starts at 128 bytes and grows.
+const OUTCOME_CAPACITY: usize = 512;
+
+/// One outcome as a JSON response, written into a buffer sized for it.
+pub(crate) fn outcome_response(outcome: ToolOutcome) -> Response {
+    let body = OutcomeBody::from(outcome);
+    let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY);
+    match serde_json::to_writer(&mut bytes, &body) {
+        Ok(()) => ([(CONTENT_TYPE, JSON)], bytes).into_response(),
+        // axum's own answer to a body that cannot be written.
+        Err(_) => Json(body).into_response(),
+    }
+}
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {
