@@ -425,3 +425,38 @@ fn the_tracing_sink_emits_one_event_per_record() {
         "{log}"
     );
 }
+
+/// `TracingSink` wants records only while a subscriber listens: a call made with none
+/// builds no record for it (and is still in the history); one made with a subscriber is
+/// logged.
+#[test]
+fn the_tracing_sink_wants_records_only_while_a_subscriber_listens() {
+    let registry = Registry::builder()
+        .roles(["user"])
+        .audit_sink(TracingSink)
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let call = |id: &str| {
+        let call = ToolCall::new(id, "count", json!({"n": 1}));
+        runtime.block_on(registry.call(&user(), call))
+    };
+    assert!(!TracingSink.wants_records());
+    assert!(call("unheard").result.is_ok());
+    let ((), log) = capture_logs(|| {
+        assert!(TracingSink.wants_records());
+        assert!(call("heard").result.is_ok());
+    });
+    assert!(log.contains("call_id=heard"), "{log}");
+    assert!(!log.contains("unheard"), "{log}");
+    let kept: Vec<String> = runtime
+        .block_on(registry.history("alice", 10))
+        .unwrap()
+        .into_iter()
+        .map(|record| record.call_id)
+        .collect();
+    assert_eq!(kept, ["heard", "unheard"]);
+}

@@ -344,11 +344,20 @@ mod panicking_application_code {
     use toolgate::policy::{Decision, PolicyRequest};
     use toolgate::{Tool, ToolContext, ToolDefinition, ToolFuture};
 
-    struct PanickingSink;
+    /// Panics when given a record, or, if `asked` is set, already when asked whether it
+    /// wants one.
+    struct PanickingSink {
+        asked: bool,
+    }
 
     impl AuditSink for PanickingSink {
         fn record(&self, _: &AuditRecord) {
             panic!("the sink broke");
+        }
+
+        fn wants_records(&self) -> bool {
+            assert!(!self.asked, "the sink broke when asked");
+            true
         }
     }
 
@@ -393,20 +402,22 @@ mod panicking_application_code {
 
     #[tokio::test]
     async fn a_panicking_sink_loses_its_record_not_the_answer() {
-        let registry = Registry::builder()
-            .roles(["public", "staff", "admin"])
-            .audit_sink(PanickingSink)
-            .build()
-            .unwrap();
-        let outcome = registry
-            .call(&staff(), ToolCall::new("1", "small", json!({"n": 4})))
-            .await;
-        assert_eq!(outcome.result.unwrap()["n"], 4);
-        assert_eq!(
-            registry.history("dr-lee", 10).await.unwrap().len(),
-            1,
-            "history still kept it"
-        );
+        for asked in [false, true] {
+            let registry = Registry::builder()
+                .roles(["public", "staff", "admin"])
+                .audit_sink(PanickingSink { asked })
+                .build()
+                .unwrap();
+            let outcome = registry
+                .call(&staff(), ToolCall::new("1", "small", json!({"n": 4})))
+                .await;
+            assert_eq!(outcome.result.unwrap()["n"], 4);
+            assert_eq!(
+                registry.history("dr-lee", 10).await.unwrap().len(),
+                1,
+                "history still kept it"
+            );
+        }
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@ use std::time::Instant;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::audit::{AuditMode, AuditRecord, KeptArguments, KeptRecord, redact};
+use crate::audit::{AuditMode, AuditRecord, AuditSink, KeptArguments, KeptRecord, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
@@ -229,7 +229,10 @@ pub(crate) fn finish<'a>(
             },
             duration_ms: duration.as_secs_f64() * 1000.0,
         };
-        let sinks_want = governance.sinks.iter().any(|sink| sink.wants_records());
+        let sinks_want = governance
+            .sinks
+            .iter()
+            .any(|sink| wants(sink.as_ref(), &tool));
         match &governance.history {
             Some(history) if !sinks_want => history.keep(record, &tool, &call_id),
             _ => {
@@ -253,10 +256,17 @@ pub(crate) fn finish<'a>(
     Finished { outcome, writing }
 }
 
+/// Whether a sink wants a call's record (application code, contained: a sink that panics
+/// when asked is given the record, and its `record` is contained too).
+fn wants(sink: &dyn AuditSink, tool: &str) -> bool {
+    contained("an audit sink", tool, || sink.wants_records()).unwrap_or(true)
+}
+
 /// Writes a call's record to the sinks and the store (other than the default history, which
 /// takes records as the call holds them).
 async fn write(governance: &Governance, record: AuditRecord) {
-    for sink in governance.sinks.iter().filter(|sink| sink.wants_records()) {
+    let sinks = governance.sinks.iter();
+    for sink in sinks.filter(|sink| wants(sink.as_ref(), &record.tool)) {
         // A failing sink loses its own record, never the call's answer.
         contained("an audit sink", &record.tool, || sink.record(&record));
     }
