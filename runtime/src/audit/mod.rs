@@ -4,6 +4,7 @@
 mod chain;
 mod jsonl;
 mod kept;
+mod ring;
 mod store;
 mod verify;
 

@@ -1,12 +1,12 @@
 //! Where audit records are kept to be read back: `history(caller, n)`, and for a database,
 //! one hash-chained table that every instance of an application writes to.
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::AuditRecord;
 use super::chain::{ChainBreak, VerifiedChain};
 use super::kept::KeptRecord;
+use super::ring::Ring;
 use crate::store::error::{StoreFuture, ready};
 use crate::sync::lock;
 
@@ -45,7 +45,7 @@ impl<T: AuditStore + ?Sized> AuditStore for std::sync::Arc<T> {
 #[derive(Debug)]
 pub struct MemoryAuditStore {
     capacity: usize,
-    records: Mutex<VecDeque<KeptRecord>>,
+    records: Mutex<Ring>,
 }
 
 impl MemoryAuditStore {
@@ -53,7 +53,7 @@ impl MemoryAuditStore {
     pub fn new(capacity: usize) -> Self {
         MemoryAuditStore {
             capacity,
-            records: Mutex::new(VecDeque::with_capacity(capacity.min(4096))),
+            records: Mutex::new(Ring::with_capacity(capacity.min(4096))),
         }
     }
 }
@@ -69,18 +69,17 @@ impl MemoryAuditStore {
         }
         let mut records = lock(&self.records);
         if records.len() < self.capacity {
-            records.push_back(KeptRecord {
+            records.push(KeptRecord {
                 tool: tool.to_owned(),
                 call_id: call_id.to_owned(),
                 ..record
             });
             return;
         }
-        let Some(oldest) = records.front_mut() else {
+        let Some(oldest) = records.oldest_to_overwrite() else {
             return;
         };
         let evicted = oldest.overwrite(record, tool, call_id);
-        records.rotate_left(1);
         drop(records);
         // What the evicted record held alone is freed after the lock is released.
         drop(evicted);
@@ -99,8 +98,7 @@ impl AuditStore for MemoryAuditStore {
     fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
         let records = lock(&self.records);
         let last = records
-            .iter()
-            .rev()
+            .newest_first()
             .filter(|record| record.caller.id() == caller)
             .take(count)
             .map(KeptRecord::to_record)

@@ -3,8 +3,10 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -25,7 +27,7 @@ use crate::registry::cancel::Cancel;
 use crate::registry::checked::{Checked, Started, read_arguments, read_exact, tool_context};
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, panic_text};
-use crate::registry::govern::{Asking, Authorized, authorize};
+use crate::registry::govern::{Asking, Authorization, Authorized, authorize, require_approval};
 use crate::registry::record::{Trail, before_run, finish};
 use crate::registry::snapshot::{Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
@@ -61,32 +63,35 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
         name,
         arguments,
     } = call;
-    // A name no tool can have is not echoed back whole (it may be huge).
-    let name = if is_valid_tool_name(&name) {
-        name
-    } else {
-        clip(&name, MAX_QUOTED).into_owned()
-    };
     let mut trail = Trail {
         run_id: run.run_id.map(str::to_owned),
         ..Trail::default()
     };
-    // Stores, limits and other application code on the path are contained like the tool:
-    // a panic in them ends this call with an error, and every other call goes on.
-    let deciding =
-        AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail)).catch_unwind();
-    // A span costs even when nobody listens: it is made only for a subscriber that wants it.
-    let decided = if tracing::enabled!(tracing::Level::DEBUG) {
+    // A span costs even when nobody listens: a real one is made only for a subscriber that
+    // wants it.
+    let span = if tracing::enabled!(tracing::Level::DEBUG) {
         let caller = run.caller.id();
-        let span = tracing::debug_span!("tool_call", tool = %name, call_id = %id, caller);
-        deciding.instrument(span).await
+        let tool = clip(&name, MAX_QUOTED);
+        tracing::debug_span!("tool_call", %tool, call_id = %id, caller)
     } else {
-        deciding.await
+        tracing::Span::none()
+    };
+    // Stores, limits and other application code on the path are contained like the tool:
+    // a panic in them ends this call with an error, and every other call goes on. (Made in
+    // the `.await`, not bound first: a bound future would be kept beside its moved copy.)
+    let decided = AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail))
+        .catch_unwind()
+        .instrument(span)
+        .await;
+    // A name no tool has is not echoed back whole (it may be huge); a tool's own is valid,
+    // so only a name no tool answered to is checked.
+    let name = if trail.found || is_valid_tool_name(&name) {
+        name
+    } else {
+        clip(&name, MAX_QUOTED).into_owned()
     };
     let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    finish(run.config, run.caller, id, name, result, started, trail)
-        .written()
-        .await
+    finish(run.config, run.caller, id, name, result, started, trail).await
 }
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one async function,
@@ -111,7 +116,15 @@ async fn decide_and_run(
             break 'run Err(error);
         }
         let asking = run.asking(entry, id);
-        let (verdict, authorized) = authorize(&asking, &arguments, run.dry_run).await;
+        let (verdict, authorized) = match authorize(&asking, &arguments, run.dry_run) {
+            Authorization::Decided(verdict, authorized) => (verdict, authorized),
+            // Boxed: the approval path's state is large, and every call's future would
+            // carry it.
+            Authorization::Approval(reason) => {
+                let arguments = arguments.value(entry);
+                Box::pin(require_approval(&asking, &arguments, reason)).await
+            }
+        };
         trail.note(verdict);
         let edited = match authorized {
             Ok(Authorized::Run(edited)) => edited,
@@ -297,36 +310,55 @@ pub(crate) async fn perform(
             }
         }
     };
-    let cancel = running.cancel;
-    let timeout = entry.definition.timeout.or(config.default_timeout);
     // Whoever drops the tool's future (this function at a timeout, or a caller that stops
     // waiting), a panic while dropping it stays inside.
     let mut tool = ContainedDrop::new(
         &entry.definition.name,
         AssertUnwindSafe(future).catch_unwind(),
     );
+    // Most tools finish when first polled: the race against the clock and the caller is set
+    // up (boxed, its timer and waiters are large) only for a tool that is still working.
+    let finished = match futures::poll!(&mut tool) {
+        Poll::Ready(finished) => Ok(finished),
+        Poll::Pending => {
+            let timeout = entry.definition.timeout.or(config.default_timeout);
+            Box::pin(race(&mut tool, running.cancel, timeout)).await
+        }
+    };
+    // A stopped tool's future is dropped here, at its current `.await`; its token tells work
+    // it started elsewhere (threads, spawned tasks) to stop too.
+    drop(tool);
+    if let Some(token) = tool_token {
+        token.cancel();
+    }
+    finished?
+        .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
+        .and_then(|value| checked_content(&entry.definition, value))
+        .map_err(|error| withhold_secrets(entry, error))
+}
+
+/// What a tool's future gives: its result, or the panic it was stopped by.
+type Ran = Result<ToolResult, Box<dyn Any + Send>>;
+
+/// Waits for a tool that did not finish at once: its result, or the error for a timeout or
+/// a cancellation (the tool stopped first wins: it is polled before the others).
+async fn race<F: Future<Output = Ran> + Unpin>(
+    tool: &mut ContainedDrop<'_, F>,
+    cancel: Cancel<'_>,
+    timeout: Option<Duration>,
+) -> Result<Ran, ToolError> {
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
             None => std::future::pending().await,
         }
     };
-    let result = tokio::select! {
+    tokio::select! {
         biased;
-        finished = &mut tool => return finished
-            .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
-            .and_then(|value| checked_content(&entry.definition, value))
-            .map_err(|error| withhold_secrets(entry, error)),
+        finished = tool => Ok(finished),
         _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
         _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
-    };
-    // The tool's future is dropped here, which stops it at its current `.await`; its token
-    // tells work it started elsewhere (threads, spawned tasks) to stop too.
-    drop(tool);
-    if let Some(token) = tool_token {
-        token.cancel();
     }
-    result
 }
 
 /// A content result as a checked list of blocks (a single block becomes a list of one);

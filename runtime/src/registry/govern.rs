@@ -2,7 +2,7 @@
 //! redeemed later by an approver whose role may decide it).
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use futures::FutureExt;
 use serde_json::{Map, Value, json};
@@ -59,40 +59,48 @@ pub(crate) enum Authorized {
     DryRun(Value),
 }
 
-/// Applies the policy and, where it asks, approval: what may run (or why not), and the
-/// verdict for the call's record.
-pub(crate) async fn authorize(
-    asking: &Asking<'_>,
-    arguments: &Checked,
-    dry_run: bool,
-) -> (Verdict, Result<Authorized, ToolError>) {
+/// What a policy that does not read a call's arguments is given for them: made once, not
+/// per call.
+static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+
+/// What the policy decided about a call.
+pub(crate) enum Authorization {
+    /// Decided without asking anyone: what may run (or why not), and the verdict for the
+    /// call's record.
+    Decided(Verdict, Result<Authorized, ToolError>),
+    /// The call must be approved first, for this reason ([`require_approval`]).
+    Approval(String),
+}
+
+/// Applies the policy. Not async: most calls are decided here, and only a call that must be
+/// approved waits (in [`require_approval`], which its caller boxes).
+pub(crate) fn authorize(asking: &Asking<'_>, arguments: &Checked, dry_run: bool) -> Authorization {
     let governance = &asking.config.governance;
     let entry = asking.entry;
-    // Arguments read straight from text come only with a policy that does not read them.
-    let unread = Value::Object(Map::new());
     let request = PolicyRequest {
         tool: &entry.definition,
         caller: asking.caller,
         arguments: match arguments {
             Checked::Value(value) => value,
-            Checked::Text(_) => &unread,
+            // Read straight from text: only for a policy that does not read them.
+            Checked::Text(_) => &UNREAD,
         },
     };
     let tool = &asking.entry.definition.name;
     let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
     else {
         let error = failed_inside("the policy that decides whether it may run failed");
-        return (Verdict::new("not_reached"), Err(error));
+        return Authorization::Decided(Verdict::new("not_reached"), Err(error));
     };
     if dry_run {
         // A call its tool would refuse before asking anyone is reported as refused.
         if let Decision::RequireApproval { .. } = &decision
             && let Err(error) = review(asking, &arguments.value(entry))
         {
-            return (Verdict::new("dry_run"), Err(error));
+            return Authorization::Decided(Verdict::new("dry_run"), Err(error));
         }
         let report = Authorized::DryRun(dry_run_report(&decision));
-        return (Verdict::new("dry_run"), Ok(report));
+        return Authorization::Decided(Verdict::new("dry_run"), Ok(report));
     }
     asking.report(|| EventKind::CallRequested {
         call_id: asking.call_id.to_owned(),
@@ -100,24 +108,22 @@ pub(crate) async fn authorize(
         arguments: redact(&arguments.value(entry), &entry.definition.secret_arguments),
         needs_approval: matches!(decision, Decision::RequireApproval { .. }),
     });
-    let reason = match decision {
-        Decision::Allow => return (Verdict::new("allow"), Ok(Authorized::Run(None))),
+    match decision {
+        Decision::Allow => Authorization::Decided(Verdict::new("allow"), Ok(Authorized::Run(None))),
         Decision::Deny { reason } => {
             let error = ToolError::new(
                 ErrorCode::Denied,
                 format!("this call is not allowed: {reason}"),
             );
-            return (Verdict::new("deny"), Err(error));
+            Authorization::Decided(Verdict::new("deny"), Err(error))
         }
-        Decision::RequireApproval { reason } => reason,
-    };
-    // Boxed: the approval path's state is large, and every call's future would carry it.
-    Box::pin(require_approval(asking, &arguments.value(entry), reason)).await
+        Decision::RequireApproval { reason } => Authorization::Approval(reason),
+    }
 }
 
 /// A call the policy wants approved: a standing grant, the tool's review, then whoever may
 /// decide it (an in-process approver, the caller's client, or an approver with a ticket).
-async fn require_approval(
+pub(crate) async fn require_approval(
     asking: &Asking<'_>,
     arguments: &Value,
     reason: String,

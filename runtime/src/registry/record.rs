@@ -6,6 +6,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures::FutureExt;
@@ -38,6 +39,8 @@ pub(crate) struct Trail {
     pub(crate) ui: Option<String>,
     /// Whether the tool's result is content blocks, once the caller is known to see it.
     pub(crate) content: bool,
+    /// Whether the call named a tool the caller sees.
+    pub(crate) found: bool,
 }
 
 impl Default for Trail {
@@ -50,6 +53,7 @@ impl Default for Trail {
             run_id: None,
             ui: None,
             content: false,
+            found: false,
         }
     }
 }
@@ -60,6 +64,7 @@ impl Trail {
     pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition) {
         self.ui.clone_from(&definition.ui);
         self.content = definition.returns_content;
+        self.found = true;
     }
 
     /// Takes in what authorization decided.
@@ -133,7 +138,6 @@ pub(crate) async fn reject(
         Instant::now(),
         Trail::default(),
     )
-    .written()
     .await
 }
 
@@ -171,23 +175,31 @@ pub(crate) async fn before_run(
 }
 
 /// A call's outcome, and the writing of its record where that takes waiting (a sink, or a
-/// store other than the default history).
+/// store other than the default history). Awaited, it gives the outcome once its record is
+/// written: an answered call has its record. A future of its own, not an `async fn`: that
+/// would hold the outcome twice, and every call's future would carry both.
 pub(crate) struct Finished<'a> {
-    outcome: ToolOutcome,
+    outcome: Option<ToolOutcome>,
     writing: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
 }
 
-impl Finished<'_> {
-    /// The outcome, once its record is written: an answered call has its record.
-    pub(crate) async fn written(self) -> ToolOutcome {
-        if let Some(writing) = self.writing {
-            writing.await;
+impl Future for Finished<'_> {
+    type Output = ToolOutcome;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<ToolOutcome> {
+        if let Some(writing) = &mut self.writing {
+            std::task::ready!(writing.as_mut().poll(context));
+            self.writing = None;
         }
-        self.outcome
+        Poll::Ready(
+            self.outcome
+                .take()
+                .expect("a finished call is awaited once"),
+        )
     }
 }
 
-/// The outcome, audited (see [`Finished::written`]). Not itself async: most calls' records go
+/// The outcome, audited (see [`Finished`]). Not itself async: most calls' records go
 /// to the history at once, and a future here would be carried (and moved) by every call.
 pub(crate) fn finish<'a>(
     config: &'a Config,
@@ -253,7 +265,10 @@ pub(crate) fn finish<'a>(
         duration,
         ui: trail.ui,
     };
-    Finished { outcome, writing }
+    Finished {
+        outcome: Some(outcome),
+        writing,
+    }
 }
 
 /// Whether a sink wants a call's record (application code, contained: a sink that panics

@@ -110,9 +110,7 @@ pub(crate) async fn resume(
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     let keep = trail.run_id.is_some();
-    let outcome = finish(config, &caller, call_id, tool, result, started, trail)
-        .written()
-        .await;
+    let outcome = finish(config, &caller, call_id, tool, result, started, trail).await;
     if keep {
         // An agent run goes on with this outcome, whoever decided and through which route.
         let decided = DecidedCall {
