@@ -67,22 +67,20 @@ pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
         run_id: run.run_id.map(str::to_owned),
         ..Trail::default()
     };
-    // A span costs even when nobody listens: a real one is made only for a subscriber that
-    // wants it.
-    let span = if tracing::enabled!(tracing::Level::DEBUG) {
-        let caller = run.caller.id();
-        let tool = clip(&name, MAX_QUOTED);
-        tracing::debug_span!("tool_call", %tool, call_id = %id, caller)
-    } else {
-        tracing::Span::none()
-    };
     // Stores, limits and other application code on the path are contained like the tool:
-    // a panic in them ends this call with an error, and every other call goes on. (Made in
-    // the `.await`, not bound first: a bound future would be kept beside its moved copy.)
-    let decided = AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail))
-        .catch_unwind()
-        .instrument(span)
-        .await;
+    // a panic in them ends this call with an error, and every other call goes on.
+    let deciding =
+        || AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail)).catch_unwind();
+    // A span costs even when nobody listens: it is made only for a subscriber that wants it.
+    // (The future is made in each `.await`, not bound before: a bound future would be kept
+    // beside its moved copy in this function's own.)
+    let decided = if tracing::enabled!(tracing::Level::DEBUG) {
+        let (tool, caller) = (clip(&name, MAX_QUOTED), run.caller.id());
+        let span = tracing::debug_span!("tool_call", %tool, call_id = %id, caller);
+        deciding().instrument(span).await
+    } else {
+        deciding().await
+    };
     // A name no tool has is not echoed back whole (it may be huge); a tool's own is valid,
     // so only a name no tool answered to is checked.
     let name = if trail.found || is_valid_tool_name(&name) {
