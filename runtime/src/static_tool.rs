@@ -30,7 +30,9 @@ pub struct StaticTool {
     pub output_schema: fn() -> Option<Value>,
     pub returns_content: fn() -> bool,
     pub requirements: fn() -> Vec<StateRequirement>,
-    pub invoke: fn(ToolContext, &Value) -> ToolFuture,
+    /// Reads the arguments (checked already) into the parameter types and starts the
+    /// function; the context is made only if the function takes part of it.
+    pub invoke: fn(&mut dyn FnMut() -> ToolContext, &Value) -> ToolFuture,
     /// The parameters' shapes, if every parameter type is read exactly as its schema says
     /// (see `crate::exact`).
     pub exact_fields: fn() -> Option<Vec<ExactField>>,

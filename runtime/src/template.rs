@@ -99,7 +99,9 @@ impl Tool for ConfiguredTool {
     }
 
     fn call(&self, context: ToolContext, arguments: Value) -> ToolFuture {
-        (self.tool.invoke)(context, &arguments)
+        let mut context = Some(context);
+        let mut take = || context.take().expect("a tool takes its context once");
+        (self.tool.invoke)(&mut take, &arguments)
     }
 
     fn requirements(&self) -> Vec<StateRequirement> {

@@ -43,11 +43,11 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let exact_fields = exact_fields(function);
     quote! {
         fn __invoke(
-            __context: ::toolgate::ToolContext,
+            __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
             __arguments: &::toolgate::__private::serde_json::Value,
         ) -> ::toolgate::ToolFuture {
             match ::toolgate::__private::deserialize_arguments(__arguments) {
-                ::core::result::Result::Ok(__arguments) => __start(move || __context, __arguments),
+                ::core::result::Result::Ok(__arguments) => __start(__context, __arguments),
                 ::core::result::Result::Err(__error) => ::toolgate::__private::ready_error(__error),
             }
         }

@@ -108,13 +108,8 @@ pub(crate) fn read_exact(
         }
         _ => return Err(arguments),
     };
-    let mut token = None;
-    let mut context = || {
-        let context = tool_context(config, running);
-        token = Some(context.cancel.clone());
-        context
-    };
-    let Some(future) = (exact.invoke)(&mut context, input) else {
+    let (future, token) = on_demand(config, running, |context| (exact.invoke)(context, input));
+    let Some(future) = future else {
         return Err(arguments);
     };
     let checked = match arguments {
@@ -147,6 +142,24 @@ pub(crate) fn read_arguments(
         return Err(error);
     }
     Ok(arguments)
+}
+
+/// Runs `start` with a maker of the tool's context, which a function that takes none never
+/// calls: such a call makes no context and no cancellation token. The token, if made, is
+/// returned beside what `start` gave.
+pub(crate) fn on_demand<R>(
+    config: &Config,
+    running: &Running<'_>,
+    start: impl FnOnce(&mut dyn FnMut() -> ToolContext) -> R,
+) -> (R, Option<CancellationToken>) {
+    let mut token = None;
+    let mut context = || {
+        let context = tool_context(config, running);
+        token = Some(context.cancel.clone());
+        context
+    };
+    let started = start(&mut context);
+    (started, token)
 }
 
 /// The context a tool runs with: its own cancellation token, cancelled when the call ends.

@@ -24,7 +24,7 @@ use crate::input::ClientInput;
 use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
-use crate::registry::checked::{Checked, Started, read_arguments, read_exact, tool_context};
+use crate::registry::checked::{Checked, Started, on_demand, read_arguments, read_exact};
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, panic_text};
 use crate::registry::govern::{Asking, Authorization, Authorized, authorize, require_approval};
@@ -299,13 +299,9 @@ pub(crate) async fn perform(
     } = match start {
         Start::Started(started) => started,
         Start::Value(arguments) => {
-            let context = tool_context(config, running);
-            let token = context.cancel.clone();
-            let future = entry.handler.start(context, &arguments);
-            Started {
-                future,
-                token: Some(token),
-            }
+            let start = |context: &mut dyn FnMut() -> _| entry.handler.start(context, &arguments);
+            let (future, token) = on_demand(config, running, start);
+            Started { future, token }
         }
     };
     // Whoever drops the tool's future (this function at a timeout, or a caller that stops

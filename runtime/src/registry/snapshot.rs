@@ -37,10 +37,15 @@ impl Handler {
     /// Starts the tool. A `#[tool]` function reads its typed arguments from `arguments`
     /// before its future is made, so they stay the caller's (for the call's record); a tool
     /// registered at run time takes a copy.
-    pub(crate) fn start(&self, context: ToolContext, arguments: &Value) -> ToolFuture {
+    /// The context is made (by `context`) only for a function that takes part of it.
+    pub(crate) fn start(
+        &self,
+        context: &mut dyn FnMut() -> ToolContext,
+        arguments: &Value,
+    ) -> ToolFuture {
         match self {
             Handler::Static(tool) => (tool.invoke)(context, arguments),
-            Handler::Dynamic(tool) => tool.call(context, arguments.clone()),
+            Handler::Dynamic(tool) => tool.call(context(), arguments.clone()),
         }
     }
 
