@@ -147,6 +147,7 @@ pub(crate) fn read_arguments(
 /// Runs `start` with a maker of the tool's context, which a function that takes none never
 /// calls: such a call makes no context and no cancellation token. The token, if made, is
 /// returned beside what `start` gave.
+#[inline]
 pub(crate) fn on_demand<R>(
     config: &Config,
     running: &Running<'_>,

@@ -240,9 +240,11 @@ impl Registry {
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
-    // `call_with`'s future itself, not one awaiting it: a future is moved whole when awaited.
-    pub fn call(&self, caller: &Caller, call: ToolCall) -> impl Future<Output = ToolOutcome> {
-        self.call_with(caller, call, CallOptions::default())
+    // Not through `call_with`: a plain call has no options to build, move and drop.
+    pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
+        let snapshot = self.inner.snapshot.load_full();
+        let run = self.run_for(&snapshot, caller, None);
+        execute::execute(&run, call).await
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
@@ -274,16 +276,31 @@ impl Registry {
             ask_caller: options.ask_caller,
         };
         let run = execute::Run {
-            config: &self.inner.config,
-            snapshot: &snapshot,
-            rank: self.rank(caller),
-            caller,
             cancel: cancel::Cancel(options.cancel.as_ref()),
             dry_run: options.dry_run,
             run_id: options.run_id.as_deref(),
-            client: Some(&client),
+            ..self.run_for(&snapshot, caller, Some(&client))
         };
         execute::execute(&run, call).await
+    }
+
+    /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).
+    fn run_for<'a>(
+        &'a self,
+        snapshot: &'a Snapshot,
+        caller: &'a Caller,
+        client: Option<&'a execute::ClientSide>,
+    ) -> execute::Run<'a> {
+        execute::Run {
+            config: &self.inner.config,
+            snapshot,
+            rank: self.rank(caller),
+            caller,
+            cancel: cancel::Cancel(None),
+            dry_run: false,
+            run_id: None,
+            client,
+        }
     }
 
     /// Runs a batch with the registry's settings; see [`run_batch_with`](Self::run_batch_with).
