@@ -184,12 +184,21 @@ fn phases(
     if mode != BatchMode::ReadOnlyParallel {
         return vec![calls];
     }
+    let effects: Vec<bool> = calls
+        .iter()
+        .map(|call| {
+            snapshot
+                .visible(rank, &call.name)
+                .is_some_and(|entry| !entry.definition.hints.read_only)
+        })
+        .collect();
+    // The usual batch, reads only, is one phase: its calls stay where they are.
+    if !effects.contains(&true) {
+        return vec![calls];
+    }
     let mut phases: Vec<Vec<ToolCall>> = Vec::new();
     let mut parallel: Vec<ToolCall> = Vec::new();
-    for call in calls {
-        let has_effects = snapshot
-            .visible(rank, &call.name)
-            .is_some_and(|entry| !entry.definition.hints.read_only);
+    for (call, has_effects) in calls.into_iter().zip(effects) {
         if has_effects {
             if !parallel.is_empty() {
                 phases.push(std::mem::take(&mut parallel));
