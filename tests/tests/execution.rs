@@ -74,6 +74,19 @@ async fn wait_for_cancel(#[ctx] cancel: CancellationToken) -> &'static str {
     "saw cancellation"
 }
 
+static HANDED_OUT: Mutex<Vec<CancellationToken>> = Mutex::new(Vec::new());
+
+/// Hands its token out, as work it started that outlives the call would keep it (after
+/// yielding once if asked, so that it finishes while raced against its timeout).
+#[tool(permission = "user", read_only, timeout = "10s")]
+async fn hand_out_token(#[ctx] cancel: CancellationToken, yield_first: bool) -> u8 {
+    if yield_first {
+        tokio::task::yield_now().await;
+    }
+    HANDED_OUT.lock().unwrap().push(cancel);
+    0
+}
+
 /// Panics.
 #[tool(permission = "user", read_only)]
 async fn explode() -> u8 {
@@ -368,4 +381,21 @@ async fn outcomes_serialize_for_transport() {
     assert_eq!(value["tool"], "fail_coded");
     assert_eq!(value["result"]["Err"]["code"], "not_found");
     assert!(value["duration_ms"].is_number());
+}
+
+#[tokio::test]
+async fn a_tool_that_finishes_keeps_its_token_uncancelled() {
+    let registry = registry(1);
+    for yield_first in [false, true] {
+        let arguments = json!({ "yield_first": yield_first });
+        let outcome = registry
+            .call(&user(), ToolCall::new("t", "hand_out_token", arguments))
+            .await;
+        assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    }
+    let tokens = HANDED_OUT.lock().unwrap();
+    assert_eq!(tokens.len(), 2);
+    // Cancelled when the call is cancelled or times out, not when it ends well: work the
+    // tool left running is not told to stop.
+    assert!(tokens.iter().all(|token| !token.is_cancelled()));
 }

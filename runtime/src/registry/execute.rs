@@ -313,19 +313,25 @@ pub(crate) async fn perform(
     // Most tools finish when first polled: the race against the clock and the caller is set
     // up (boxed, its timer and waiters are large) only for a tool that is still working.
     let finished = match futures::poll!(&mut tool) {
-        Poll::Ready(finished) => Ok(finished),
+        Poll::Ready(finished) => finished,
         Poll::Pending => {
             let timeout = entry.definition.timeout.or(config.default_timeout);
-            Box::pin(race(&mut tool, running.cancel, timeout)).await
+            match Box::pin(race(&mut tool, running.cancel, timeout)).await {
+                Ok(finished) => finished,
+                Err(stopped) => {
+                    // The tool's future is dropped here, which stops it at its current
+                    // `.await`; its token tells work it started elsewhere (threads, spawned
+                    // tasks) to stop too. A tool that finished keeps its token uncancelled.
+                    drop(tool);
+                    if let Some(token) = tool_token {
+                        token.cancel();
+                    }
+                    return Err(stopped);
+                }
+            }
         }
     };
-    // A stopped tool's future is dropped here, at its current `.await`; its token tells work
-    // it started elsewhere (threads, spawned tasks) to stop too.
-    drop(tool);
-    if let Some(token) = tool_token {
-        token.cancel();
-    }
-    finished?
+    finished
         .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
         .and_then(|value| checked_content(&entry.definition, value))
         .map_err(|error| withhold_secrets(entry, error))
