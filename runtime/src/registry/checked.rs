@@ -163,7 +163,8 @@ pub(crate) fn on_demand<R>(
     (started, token)
 }
 
-/// The context a tool runs with: its own cancellation token, cancelled when the call ends.
+/// The context a tool runs with: its own cancellation token, cancelled when the call times
+/// out or is cancelled.
 pub(crate) fn tool_context(config: &Config, running: &Running<'_>) -> ToolContext {
     let client = running.client;
     ToolContext {
