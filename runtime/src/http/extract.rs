@@ -66,14 +66,17 @@ fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> bool {
     let declared = content_type
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    let essence = declared
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = declared.split(';').next().unwrap_or_default().trim();
+    // Media types are case-insensitive; compared in place, without a lowercased copy.
+    let is = |part: Option<&str>, expected: &str| {
+        part.is_some_and(|part| part.eq_ignore_ascii_case(expected))
+    };
+    let suffix = essence
+        .len()
+        .checked_sub("+json".len())
+        .and_then(|start| essence.get(start..));
+    is(Some(essence), "application/json")
+        || (is(essence.get(.."application/".len()), "application/") && is(suffix, "+json"))
 }
 
 fn unreadable(rejection: BytesRejection, limit: usize) -> ApiError {
@@ -89,5 +92,39 @@ fn unreadable(rejection: BytesRejection, limit: usize) -> ApiError {
             "unreadable_body",
             format!("the body could not be read: {}", rejection.body_text()),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::declares_json;
+
+    #[test]
+    fn json_is_declared_by_its_media_type_in_any_case() {
+        let declared = |value: &str| declares_json(Some(&HeaderValue::from_str(value).unwrap()));
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/json ;x=y",
+            "application/problem+json",
+            "APPLICATION/VND.API+JSON",
+        ] {
+            assert!(declared(json), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "application/jsonp",
+            "text/json",
+            "application/json5",
+            "+json",
+            "application/",
+            "",
+        ] {
+            assert!(!declared(other), "{other}");
+        }
+        assert!(!declares_json(None));
     }
 }

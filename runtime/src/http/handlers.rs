@@ -15,7 +15,7 @@ use crate::formats::Format;
 use crate::http::Shared;
 use crate::http::errors::ApiError;
 use crate::http::extract::{Authenticated, JsonBody};
-use crate::http::wire::{OutcomeBody, outcome_response, parse_call_request};
+use crate::http::wire::{Calls, OutcomeBody, outcome_response, parse_call_request};
 use crate::registry::{BatchOptions, CallOptions};
 
 type Shares = State<Arc<Shared>>;
@@ -100,30 +100,27 @@ pub(crate) async fn call_tools(
 ) -> Result<Response, ApiError> {
     let request = parse_call_request(&body)?;
     let registry = &shared.registry;
-    if request.single {
-        let call = request
-            .calls
-            .into_iter()
-            .next()
-            .expect("a single request holds one call");
-        let options = CallOptions {
-            dry_run: request.dry_run,
-            ..CallOptions::default()
-        };
-        let outcome = registry.call_with(&caller, call, options).await;
-        return Ok(outcome_response(outcome));
-    }
+    let calls = match request.calls {
+        Calls::One(call) => {
+            let options = CallOptions {
+                dry_run: request.dry_run,
+                ..CallOptions::default()
+            };
+            let outcome = registry.call_with(&caller, call, options).await;
+            return Ok(outcome_response(outcome));
+        }
+        Calls::Batch(calls) => calls,
+    };
     let options = BatchOptions {
         dry_run: request.dry_run,
         ..BatchOptions::default()
     };
     // Boxed: a batch's future is large, and would make every single call's larger.
-    let outcomes: Vec<OutcomeBody> =
-        Box::pin(registry.run_batch_with(&caller, request.calls, options))
-            .await
-            .into_iter()
-            .map(OutcomeBody::from)
-            .collect();
+    let outcomes: Vec<OutcomeBody> = Box::pin(registry.run_batch_with(&caller, calls, options))
+        .await
+        .into_iter()
+        .map(OutcomeBody::from)
+        .collect();
     Ok(Json(json!({ "outcomes": outcomes })).into_response())
 }
 

@@ -77,10 +77,17 @@ const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {
-    pub(crate) calls: Vec<ToolCall>,
-    /// A single call (answered with one outcome) rather than a batch.
-    pub(crate) single: bool,
+    pub(crate) calls: Calls,
     pub(crate) dry_run: bool,
+}
+
+/// The calls of a request.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Calls {
+    /// A single call, answered with one outcome.
+    One(ToolCall),
+    /// A batch, answered with a list of outcomes.
+    Batch(Vec<ToolCall>),
 }
 
 const SHAPE: &str = "send {\"name\": \"tool\", \"arguments\": {...}} for one call, or {\"calls\": [...]} for a batch";
@@ -111,10 +118,8 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
             let fields: Fields<'_> = serde_json::from_str(body).map_err(unreadable)?;
             let dry_run = fields.dry_run.is_some_and(|raw| raw.get() == "true");
             let Some(calls) = fields.calls else {
-                let calls = vec![call_of(fields, 0, true)?];
                 return Ok(CallRequest {
-                    calls,
-                    single: true,
+                    calls: Calls::One(call_of(fields, 0, true)?),
                     dry_run,
                 });
             };
@@ -123,8 +128,7 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
             }
             let items = serde_json::from_str(calls.get()).map_err(unreadable)?;
             return Ok(CallRequest {
-                calls: batch(items)?,
-                single: false,
+                calls: Calls::Batch(batch(items)?),
                 dry_run,
             });
         }
@@ -136,8 +140,7 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
         }
     };
     Ok(CallRequest {
-        calls: batch(items)?,
-        single: false,
+        calls: Calls::Batch(batch(items)?),
         dry_run: false,
     })
 }
@@ -224,6 +227,18 @@ mod tests {
         parse_call_request(body.as_bytes()).unwrap()
     }
 
+    /// The calls of a request, single or not.
+    fn calls(body: &str) -> Vec<ToolCall> {
+        match parsed(body).calls {
+            Calls::One(call) => vec![call],
+            Calls::Batch(calls) => calls,
+        }
+    }
+
+    fn single(request: &CallRequest) -> bool {
+        matches!(request.calls, Calls::One(_))
+    }
+
     fn refused(body: &[u8]) -> String {
         match parse_call_request(body) {
             Ok(_) => panic!("accepted {body:?}"),
@@ -237,36 +252,32 @@ mod tests {
     #[test]
     fn a_single_call_keeps_its_arguments_as_text() {
         let request = parsed(r#" {"name": "add", "arguments": {"a": 1, "b": [2]}, "extra": 1} "#);
-        assert!(request.single && !request.dry_run);
+        assert!(!request.dry_run);
         assert_eq!(
             request.calls,
-            [ToolCall::new("call-0", "add", r#"{"a": 1, "b": [2]}"#)]
+            Calls::One(ToolCall::new("call-0", "add", r#"{"a": 1, "b": [2]}"#))
         );
     }
 
     #[test]
     fn arguments_may_be_a_string_of_json_null_or_missing() {
-        let text = parsed(r#"{"name": "t", "arguments": "{\"a\": \"\u00e9\"}"}"#);
+        let text = calls(r#"{"name": "t", "arguments": "{\"a\": \"\u00e9\"}"}"#);
         assert_eq!(
-            text.calls[0].arguments,
+            text[0].arguments,
             ToolArguments::Text(r#"{"a": "é"}"#.into())
         );
         for body in [r#"{"name": "t"}"#, r#"{"name": "t", "arguments": null}"#] {
-            assert_eq!(
-                parsed(body).calls[0].arguments,
-                ToolArguments::Value(Value::Null)
-            );
+            assert_eq!(calls(body)[0].arguments, ToolArguments::Value(Value::Null));
         }
         // Not an object: the registry says so, as for any caller.
-        let listed = parsed(r#"{"name": "t", "arguments": [1]}"#);
-        assert_eq!(listed.calls[0].arguments, ToolArguments::Text("[1]".into()));
+        let listed = calls(r#"{"name": "t", "arguments": [1]}"#);
+        assert_eq!(listed[0].arguments, ToolArguments::Text("[1]".into()));
     }
 
     #[test]
     fn ids_are_strings_or_numbers() {
-        let ids = |body: &str| -> Vec<String> {
-            parsed(body).calls.into_iter().map(|call| call.id).collect()
-        };
+        let ids =
+            |body: &str| -> Vec<String> { calls(body).into_iter().map(|call| call.id).collect() };
         let body = r#"[{"name": "t", "id": "x"}, {"name": "t", "id": 7}, {"name": "t", "id": 1.5},
             {"name": "t", "id": null}, {"name": "t"}]"#;
         assert_eq!(ids(body), ["x", "7", "1.5", "call-3", "call-4"]);
@@ -280,15 +291,18 @@ mod tests {
     #[test]
     fn batches_come_as_an_array_or_as_calls() {
         let listed = parsed(r#"[{"name": "a"}, {"name": "b", "arguments": {}}]"#);
-        assert!(!listed.single && !listed.dry_run);
+        assert!(!single(&listed) && !listed.dry_run);
         let named = parsed(
             r#"{"calls": [{"name": "a"}, {"name": "b", "arguments": {}}], "dry_run": true}"#,
         );
-        assert!(!named.single && named.dry_run);
+        assert!(!single(&named) && named.dry_run);
         assert_eq!(listed.calls, named.calls);
-        assert_eq!(named.calls[1].arguments, ToolArguments::Text("{}".into()));
+        let Calls::Batch(named) = named.calls else {
+            unreachable!("a batch")
+        };
+        assert_eq!(named[1].arguments, ToolArguments::Text("{}".into()));
         let dry = parsed(r#"{"name": "a", "dry_run": true}"#);
-        assert!(dry.single && dry.dry_run);
+        assert!(single(&dry) && dry.dry_run);
     }
 
     #[test]

@@ -56,40 +56,48 @@ pub(crate) struct ClientSide {
     pub(crate) ask_caller: Option<AskCaller>,
 }
 
-pub(crate) async fn execute(run: &Run<'_>, call: ToolCall) -> ToolOutcome {
-    let started = Instant::now();
+// Not an `async fn`: the call is taken apart before its future is made, so the future does
+// not keep the whole call beside its parts.
+pub(crate) fn execute<'a>(
+    run: &'a Run<'_>,
+    call: ToolCall,
+) -> impl Future<Output = ToolOutcome> + Send + 'a {
     let ToolCall {
         id,
         name,
         arguments,
     } = call;
-    let mut trail = Trail {
-        run_id: run.run_id.map(str::to_owned),
-        ..Trail::default()
-    };
-    // Stores, limits and other application code on the path are contained like the tool:
-    // a panic in them ends this call with an error, and every other call goes on.
-    let deciding =
-        || AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail)).catch_unwind();
-    // A span costs even when nobody listens: it is made only for a subscriber that wants it.
-    // (The future is made in each `.await`, not bound before: a bound future would be kept
-    // beside its moved copy in this function's own.)
-    let decided = if tracing::enabled!(tracing::Level::DEBUG) {
-        let (tool, caller) = (clip(&name, MAX_QUOTED), run.caller.id());
-        let span = tracing::debug_span!("tool_call", %tool, call_id = %id, caller);
-        deciding().instrument(span).await
-    } else {
-        deciding().await
-    };
-    // A name no tool has is not echoed back whole (it may be huge); a tool's own is valid,
-    // so only a name no tool answered to is checked.
-    let name = if trail.found || is_valid_tool_name(&name) {
-        name
-    } else {
-        clip(&name, MAX_QUOTED).into_owned()
-    };
-    let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    finish(run.config, run.caller, id, name, result, started, trail).await
+    async move {
+        let started = Instant::now();
+        let mut trail = Trail {
+            run_id: run.run_id.map(str::to_owned),
+            ..Trail::default()
+        };
+        // Stores, limits and other application code on the path are contained like the tool:
+        // a panic in them ends this call with an error, and every other call goes on.
+        let deciding = || {
+            AssertUnwindSafe(decide_and_run(run, &id, &name, arguments, &mut trail)).catch_unwind()
+        };
+        // A span costs even when nobody listens: it is made only for a subscriber that wants
+        // it. (The future is made in each `.await`, not bound before: a bound future would be
+        // kept beside its moved copy in this function's own.)
+        let decided = if tracing::enabled!(tracing::Level::DEBUG) {
+            let (tool, caller) = (clip(&name, MAX_QUOTED), run.caller.id());
+            let span = tracing::debug_span!("tool_call", %tool, call_id = %id, caller);
+            deciding().instrument(span).await
+        } else {
+            deciding().await
+        };
+        // A name no tool has is not echoed back whole (it may be huge); a tool's own is
+        // valid, so only a name no tool answered to is checked.
+        let name = if trail.found || is_valid_tool_name(&name) {
+            name
+        } else {
+            clip(&name, MAX_QUOTED).into_owned()
+        };
+        let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
+        finish(run.config, run.caller, id, name, result, started, trail).await
+    }
 }
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one async function,

@@ -262,26 +262,38 @@ impl Registry {
     }
 
     /// [`call`](Self::call) with options: a cancellation token, or a dry run.
-    pub async fn call_with(
+    // Not an `async fn`: that would keep `options` whole beside the parts taken from it.
+    pub fn call_with(
         &self,
         caller: &Caller,
         call: ToolCall,
         options: CallOptions,
-    ) -> ToolOutcome {
-        let snapshot = self.inner.snapshot.load_full();
+    ) -> impl Future<Output = ToolOutcome> + Send {
+        let CallOptions {
+            cancel,
+            dry_run,
+            run_id,
+            progress,
+            log,
+            input,
+            ask_caller,
+        } = options;
         let client = execute::ClientSide {
-            progress: options.progress,
-            log: options.log,
-            input: options.input.map(Arc::new),
-            ask_caller: options.ask_caller,
+            progress,
+            log,
+            input: input.map(Arc::new),
+            ask_caller,
         };
-        let run = execute::Run {
-            cancel: cancel::Cancel(options.cancel.as_ref()),
-            dry_run: options.dry_run,
-            run_id: options.run_id.as_deref(),
-            ..self.run_for(&snapshot, caller, Some(&client))
-        };
-        execute::execute(&run, call).await
+        async move {
+            let snapshot = self.inner.snapshot.load_full();
+            let run = execute::Run {
+                cancel: cancel::Cancel(cancel.as_ref()),
+                dry_run,
+                run_id: run_id.as_deref(),
+                ..self.run_for(&snapshot, caller, Some(&client))
+            };
+            execute::execute(&run, call).await
+        }
     }
 
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).
