@@ -100,68 +100,71 @@ pub(crate) fn execute<'a>(
     }
 }
 
-/// Finds the tool, reads the arguments, authorizes the call and runs it (one async function,
+/// Finds the tool, reads the arguments, authorizes the call and runs it (one future,
 /// not nested ones: every level of future would be moved, whole, on every call).
-async fn decide_and_run(
-    run: &Run<'_>,
-    id: &str,
-    name: &str,
+fn decide_and_run<'a>(
+    run: &'a Run<'_>,
+    id: &'a str,
+    name: &'a str,
     arguments: ToolArguments,
-    trail: &mut Trail,
-) -> ToolResult {
-    let (entry, arguments, started) = prepare(run, id, name, arguments, trail)?;
-    let running = run.running(id);
-    let result = 'run: {
-        // The steps most calls skip are boxed: their state would make every call's future
-        // larger.
-        let limits = &run.config.governance.limits;
-        if !run.dry_run
-            && !limits.is_empty()
-            && let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await
-        {
-            break 'run Err(error);
-        }
-        let asking = run.asking(entry, id);
-        let (verdict, authorized) = match authorize(&asking, &arguments, run.dry_run) {
-            Authorization::Decided(verdict, authorized) => (verdict, authorized),
-            // Boxed: the approval path's state is large, and every call's future would
-            // carry it.
-            Authorization::Approval(reason) => {
-                let arguments = arguments.value(entry);
-                Box::pin(require_approval(&asking, &arguments, reason)).await
-            }
-        };
-        trail.note(verdict);
-        let edited = match authorized {
-            Ok(Authorized::Run(edited)) => edited,
-            Ok(Authorized::DryRun(report)) => break 'run Ok(report),
-            Err(error) => break 'run Err(error),
-        };
-        if run.config.governance.records_before_run() {
-            let record = (&arguments, entry.as_ref());
-            let recording = before_run(run.config, run.caller, id, name, record, trail);
-            if let Err(error) = Box::pin(recording).await {
+    trail: &'a mut Trail,
+) -> impl Future<Output = ToolResult> + Send + 'a {
+    // An `async` block, not an `async fn`: the latter keeps its parameters twice.
+    async move {
+        let (entry, arguments, started) = prepare(run, id, name, arguments, trail)?;
+        let running = run.running(id);
+        let result = 'run: {
+            // The steps most calls skip are boxed: their state would make every call's future
+            // larger.
+            let limits = &run.config.governance.limits;
+            if !run.dry_run
+                && !limits.is_empty()
+                && let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await
+            {
                 break 'run Err(error);
             }
-        }
-        let start = match (&edited, started) {
-            (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
-            (None, Some(started)) => Start::Started(started),
-            (None, None) => Start::Value(arguments.value(entry)),
+            let asking = run.asking(entry, id);
+            let (verdict, authorized) = match authorize(&asking, &arguments, run.dry_run) {
+                Authorization::Decided(verdict, authorized) => (verdict, authorized),
+                // Boxed: the approval path's state is large, and every call's future would
+                // carry it.
+                Authorization::Approval(reason) => {
+                    let arguments = arguments.value(entry);
+                    Box::pin(require_approval(&asking, &arguments, reason)).await
+                }
+            };
+            trail.note(verdict);
+            let edited = match authorized {
+                Ok(Authorized::Run(edited)) => edited,
+                Ok(Authorized::DryRun(report)) => break 'run Ok(report),
+                Err(error) => break 'run Err(error),
+            };
+            if run.config.governance.records_before_run() {
+                let record = (&arguments, entry.as_ref());
+                let recording = before_run(run.config, run.caller, id, name, record, trail);
+                if let Err(error) = Box::pin(recording).await {
+                    break 'run Err(error);
+                }
+            }
+            let start = match (&edited, started) {
+                (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
+                (None, Some(started)) => Start::Started(started),
+                (None, None) => Start::Value(arguments.value(entry)),
+            };
+            let result = perform(run.config, entry, &running, start).await;
+            // A call its caller approved through their client, whose tool then asks questions,
+            // keeps its approval for the next round (see `AskCaller::Later`).
+            if confirm::approved_later(&asking, trail.decision) {
+                let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
+                break 'run Box::pin(confirm::carry_approval(&asking, arguments, result)).await;
+            }
+            result
         };
-        let result = perform(run.config, entry, &running, start).await;
-        // A call its caller approved through their client, whose tool then asks questions,
-        // keeps its approval for the next round (see `AskCaller::Later`).
-        if confirm::approved_later(&asking, trail.decision) {
-            let arguments = edited.unwrap_or_else(|| arguments.value(entry).into_owned());
-            break 'run Box::pin(confirm::carry_approval(&asking, arguments, result)).await;
+        if run.config.governance.audits() {
+            trail.keep(arguments, entry);
         }
         result
-    };
-    if run.config.governance.audits() {
-        trail.keep(arguments, entry);
     }
-    result
 }
 
 /// The entry and the call's arguments, checked (or read straight into the tool's
