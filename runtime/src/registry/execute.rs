@@ -102,6 +102,8 @@ pub(crate) fn execute<'a>(
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one future,
 /// not nested ones: every level of future would be moved, whole, on every call).
+// Written out, not an `async fn`: that would keep its parameters twice in its future.
+#[allow(clippy::manual_async_fn)]
 fn decide_and_run<'a>(
     run: &'a Run<'_>,
     id: &'a str,
@@ -109,7 +111,6 @@ fn decide_and_run<'a>(
     arguments: ToolArguments,
     trail: &'a mut Trail,
 ) -> impl Future<Output = ToolResult> + Send + 'a {
-    // An `async` block, not an `async fn`: the latter keeps its parameters twice.
     async move {
         let (entry, arguments, started) = prepare(run, id, name, arguments, trail)?;
         let running = run.running(id);
