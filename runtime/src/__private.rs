@@ -15,7 +15,8 @@ use crate::error::ToolError;
 use crate::tool::{ToolFuture, ToolResult};
 
 pub use crate::exact::{
-    ExactField, ExactInput, ExactShape, Shape, ShapeIsKnown, ShapeIsUnknown, ShapeProbe,
+    ExactField, ExactInput, ExactShape, NameCache, ReadKnown, ReadNamed, ReadOptionalNamed,
+    ReadUnknown, Shape, ShapeProbe,
 };
 pub use crate::static_tool::StaticTool;
 pub use {inventory, schemars, serde, serde_json};

@@ -56,6 +56,36 @@ fn renamed(#[serde(rename = "k")] key: String) -> String {
     key
 }
 
+/// A day: a unit enum, read by name (an alias the schema does not list).
+#[derive(Debug, Clone, Copy, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Day {
+    Monday,
+    Tuesday,
+    #[serde(alias = "sat")]
+    Saturday,
+}
+
+/// Documented variants (the schema lists them with `oneOf`), and a catch-all variant serde
+/// fills with any other name.
+#[derive(Debug, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Unit {
+    /// Degrees Celsius.
+    Celsius,
+    /// Degrees Fahrenheit.
+    Fahrenheit,
+    /// Any other.
+    #[serde(other)]
+    Other,
+}
+
+/// Enums, required and optional, beside an optional string.
+#[tool(permission = "public")]
+fn named(day: Day, unit: Option<Unit>, note: Option<String>) -> Value {
+    json!({"day": day, "unit": unit, "note": note})
+}
+
 /// Counts each time a tool's context is taken apart for it.
 static CONTEXTS_TAKEN: AtomicUsize = AtomicUsize::new(0);
 
@@ -116,6 +146,7 @@ fn pair() -> Pair {
                     "exact_text",
                     "constrained",
                     "renamed",
+                    "named",
                 ]
                 .contains(&tool.name.as_str())
             })
@@ -223,6 +254,33 @@ async fn text_lists_and_optionals_read_directly_match_the_checked_path() {
     }
 }
 
+const NAMED: [&str; 16] = [
+    r#"{"day": "monday"}"#,
+    r#"{"day": "saturday", "unit": "celsius", "note": "x"}"#,
+    r#"{"day": "tuesday", "unit": null, "note": null}"#,
+    r#"{"day": "mon\u0064ay", "unit": "fahrenheit"}"#,
+    r#"{"day": "monday", "unit": "other"}"#,
+    r#"{"day": "sat"}"#,
+    r#"{"day": "Monday"}"#,
+    r#"{"day": {"monday": null}}"#,
+    r#"{"day": "monday", "unit": {"celsius": null}}"#,
+    r#"{"day": "monday", "unit": "kelvin"}"#,
+    r#"{"day": null}"#,
+    r#"{"day": 1}"#,
+    r#"{"day": ["monday"]}"#,
+    r#"{"unit": "celsius"}"#,
+    r#"{"day": "monday", "day": "tuesday"}"#,
+    r#"{"day": "monday", "extra": 1}"#,
+];
+
+#[tokio::test]
+async fn enums_read_by_name_match_the_checked_path() {
+    let pair = pair();
+    for text in NAMED {
+        same_both_ways(&pair, "named", text).await;
+    }
+}
+
 #[tokio::test]
 async fn schemas_stricter_than_their_types_are_still_checked() {
     let pair = pair();
@@ -256,6 +314,7 @@ async fn the_direct_path_is_taken_only_where_it_is_proven() {
     let cases = [
         ("exact_numbers", NUMBERS[0], true),
         ("exact_text", TEXTS[0], true),
+        ("named", NAMED[1], true),
         ("constrained", r#"{"level": 5, "code": "ab"}"#, false),
         ("renamed", r#"{"k": "x"}"#, false),
         ("with_float", r#"{"small": 1, "ratio": 0.5}"#, false),
@@ -314,6 +373,37 @@ fn edge_object(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
     })
 }
 
+/// Objects of the `named` tool's keys: names listed, aliased, unlisted, in map form, or edge
+/// values.
+fn named_object() -> impl Strategy<Value = Value> {
+    let names = prop::sample::select(vec![
+        "monday",
+        "tuesday",
+        "saturday",
+        "sat",
+        "Monday",
+        "celsius",
+        "fahrenheit",
+        "other",
+        "kelvin",
+        "",
+    ]);
+    let value = prop_oneof![
+        names.clone().prop_map(|name| json!(name)),
+        names.prop_map(|name| json!({ name: null })),
+        edge_value(),
+    ];
+    let keys = prop::sample::select(&["day", "unit", "note", "other"][..]);
+    prop::collection::vec((keys, value), 0..5).prop_map(|pairs| {
+        Value::Object(
+            pairs
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value))
+                .collect(),
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -321,12 +411,14 @@ proptest! {
     fn any_arguments_give_the_same_outcome_and_record_both_ways(
         numbers in edge_object(&["small", "count", "big", "flag", "other"]),
         text in edge_object(&["name", "tags", "limit", "grid", "maybe", "other"]),
+        named in named_object(),
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             let pair = pair();
             same_both_ways(&pair, "exact_numbers", &numbers.to_string()).await;
             same_both_ways(&pair, "exact_text", &text.to_string()).await;
+            same_both_ways(&pair, "named", &named.to_string()).await;
         });
     }
 }

@@ -40,7 +40,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     // call that was authorized and is running.
     let bindings = quote!(#(#bindings)*);
     let call = call(item, function, bindings, convert);
-    let exact_fields = exact_fields(function);
+    let exact_items = exact_items(function);
     quote! {
         fn __invoke(
             __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
@@ -52,14 +52,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
             }
         }
 
-        fn __invoke_exact(
-            __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
-            __arguments: ::toolgate::__private::ExactInput<'_>,
-        ) -> ::core::option::Option<::toolgate::ToolFuture> {
-            ::core::option::Option::Some(__start(__context, __arguments.read()?))
-        }
-
-        #exact_fields
+        #exact_items
 
         fn __start(
             __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
@@ -89,9 +82,11 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     }
 }
 
-/// `__exact_fields`: each argument's key and shape, or `None` when a type's shape is unknown
-/// or a `#[serde]` attribute changes how it is read.
-fn exact_fields(function: &ToolFn) -> TokenStream {
+/// `__exact_fields` (each argument's key and shape, or `None` when a type's shape is unknown
+/// or a `#[serde]` attribute changes how it is read) and `__invoke_exact`, which reads the
+/// arguments straight into `__ExactArguments`: each field through `__read_<name>`, which reads
+/// its type as its shape says (a unit enum: a string among its names, then the type).
+fn exact_items(function: &ToolFn) -> TokenStream {
     let arguments = super::arguments::arguments(function);
     let serde_attributes = arguments.iter().any(|argument| {
         argument
@@ -104,24 +99,91 @@ fn exact_fields(function: &ToolFn) -> TokenStream {
             fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
                 ::core::option::Option::None
             }
+
+            fn __invoke_exact(
+                _: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
+                _: ::toolgate::__private::ExactInput<'_>,
+            ) -> ::core::option::Option<::toolgate::ToolFuture> {
+                ::core::option::Option::None
+            }
         };
     }
+    let probes = quote! {
+        #[allow(unused_imports)]
+        use ::toolgate::__private::{
+            ReadKnown as _, ReadNamed as _, ReadOptionalNamed as _, ReadUnknown as _,
+        };
+    };
     let fields = arguments.iter().map(|argument| {
         let (key, ty) = (argument.json_key(), &argument.ty);
         quote! {
             ::toolgate::__private::ExactField {
                 key: #key,
-                shape: (&::toolgate::__private::ShapeProbe::<#ty>::new()).shape()?,
+                shape: (&&&&::toolgate::__private::ShapeProbe::<#ty>::new()).shape()?,
             }
         }
     });
+    let readers = arguments.iter().map(|argument| {
+        let (reader, ty) = (reader_ident(argument), &argument.ty);
+        quote! {
+            #[allow(non_snake_case)]
+            fn #reader<'de, D: ::toolgate::__private::serde::Deserializer<'de>>(
+                from: D,
+            ) -> ::core::result::Result<#ty, D::Error> {
+                static NAMES: ::toolgate::__private::NameCache = ::toolgate::__private::NameCache::new();
+                #probes
+                (&&&&::toolgate::__private::ShapeProbe::<#ty>::new()).read(from, &NAMES)
+            }
+        }
+    });
+    let field_defs = arguments.iter().map(|argument| {
+        let (ident, ty, key) = (&argument.ident, &argument.ty, argument.json_key());
+        let reader = reader_ident(argument).to_string();
+        // An `Option` may be left out, as serde's own reading allows.
+        let default = is_option(ty).then(|| quote!(default,));
+        quote!(#[serde(rename = #key, #default deserialize_with = #reader)] #ident: #ty,)
+    });
+    let idents = arguments.iter().map(|argument| &argument.ident);
     quote! {
         fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
-            #[allow(unused_imports)]
-            use ::toolgate::__private::{ShapeIsKnown as _, ShapeIsUnknown as _};
+            #probes
             ::core::option::Option::Some(::std::vec![#(#fields),*])
         }
+
+        #(#readers)*
+
+        #[derive(::toolgate::__private::serde::Deserialize)]
+        #[serde(crate = "::toolgate::__private::serde", deny_unknown_fields)]
+        #[allow(non_camel_case_types, dead_code)]
+        struct __ExactArguments {
+            #(#field_defs)*
+        }
+
+        fn __invoke_exact(
+            __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
+            __arguments: ::toolgate::__private::ExactInput<'_>,
+        ) -> ::core::option::Option<::toolgate::ToolFuture> {
+            let __read: __ExactArguments = __arguments.read()?;
+            let __arguments = __ToolArguments { #(#idents: __read.#idents),* };
+            ::core::option::Option::Some(__start(__context, __arguments))
+        }
     }
+}
+
+fn reader_ident(argument: &crate::ast::Argument) -> syn::Ident {
+    format_ident!("__read_{}", argument.ident.unraw())
+}
+
+/// Whether a type is written `Option<..>` (serde's own reading lets such a field be left out).
+fn is_option(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.segments.last().is_some_and(|last| {
+            last.ident == "Option"
+                && matches!(&last.arguments, syn::PathArguments::AngleBracketed(generic) if generic.args.len() == 1)
+        })
 }
 
 fn context_ident(context: &Context) -> syn::Ident {

@@ -2,14 +2,14 @@
 //! whose parameter types serde reads exactly (`crate::exact`), every argument object serde
 //! reads into them is one the tool's input schema accepts. Proven once, at build, against
 //! the schema the model is shown; a schema that says anything more (a range, a pattern, a
-//! length, a reference) is not proven, and its calls are checked as before.
+//! length) is not proven, and its calls are checked as before.
 //!
 //! Arguments serde cannot read go the checked way too, so a model sees exactly the errors it
 //! would have seen: the shortcut only ever accepts what the schema accepts.
 
 use serde_json::{Map, Value};
 
-use crate::exact::{ExactField, ExactInvoke, Shape};
+use crate::exact::{ANNOTATIONS, ExactField, ExactInvoke, Shape, accepted_names, is_annotation};
 
 /// How a proven tool reads its arguments straight into its parameter types.
 #[derive(Clone, Copy)]
@@ -18,17 +18,6 @@ pub(crate) struct ExactRead {
     /// The deepest nesting a readable argument object can have (`{}` is 1).
     pub(crate) depth: usize,
 }
-
-/// Keywords that describe and never reject.
-const ANNOTATIONS: [&str; 7] = [
-    "description",
-    "title",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "$comment",
-];
 
 /// Whether every object serde reads into `fields` (with unknown keys refused) is accepted by
 /// `schema`.
@@ -50,17 +39,23 @@ pub(crate) fn proven(fields: &[ExactField], schema: &Value) -> bool {
     };
     let only_known = schema.iter().all(|(key, value)| match key.as_str() {
         "type" => value == "object",
-        // serde refuses unknown keys, so what the schema says of them never applies.
-        "properties" | "required" | "additionalProperties" => true,
+        // serde refuses unknown keys, so what the schema says of them never applies; the
+        // definitions apply only where a property refers to them.
+        "properties" | "required" | "additionalProperties" | "$defs" => true,
         other => ANNOTATIONS.contains(&other),
     });
+    let defs = match schema.get("$defs") {
+        None => None,
+        Some(Value::Object(defs)) => Some(defs),
+        Some(_) => return false,
+    };
     required_ok
         && only_known
         && properties.len() == fields.len()
         && fields.iter().all(|field| {
             properties
                 .get(field.key)
-                .is_some_and(|property| accepts(&field.shape, property))
+                .is_some_and(|property| accepts(&field.shape, property, defs))
         })
 }
 
@@ -73,13 +68,18 @@ pub(crate) fn depth(fields: &[ExactField]) -> usize {
         .unwrap_or(0)
 }
 
-/// Whether `schema` accepts every value serde reads as `shape`.
-fn accepts(shape: &Shape, schema: &Value) -> bool {
-    let Some(schema) = schema.as_object() else {
+/// Whether `schema` accepts every value serde reads as `shape` (`$ref`s into `defs` followed).
+fn accepts(shape: &Shape, schema: &Value, defs: Option<&Map<String, Value>>) -> bool {
+    if let Shape::Named(names) = shape {
+        // Read as one of `names` only: the schema must accept each.
+        return accepted_names(schema, defs)
+            .is_some_and(|accepted| names.iter().all(|name| accepted.contains(name)));
+    }
+    let Some(schema) = referred(schema, defs).and_then(Value::as_object) else {
         return false;
     };
     if let Shape::Optional(inner) = shape {
-        return accepts_optional(inner, schema);
+        return accepts_optional(inner, schema, defs);
     }
     let Some(Value::String(kind)) = schema.get("type") else {
         return false;
@@ -102,14 +102,41 @@ fn accepts(shape: &Shape, schema: &Value) -> bool {
         Shape::Array(items) => {
             kind == "array"
                 && rest(&["items"])
-                && schema.get("items").is_some_and(|each| accepts(items, each))
+                && schema
+                    .get("items")
+                    .is_some_and(|each| accepts(items, each, defs))
         }
-        Shape::Optional(_) => unreachable!("handled above"),
+        Shape::Optional(_) | Shape::Named(_) => unreachable!("handled above"),
     }
 }
 
-/// `{"type": [<inner's type>, "null"], ...}`: the inner shape's schema that also takes `null`.
-fn accepts_optional(inner: &Shape, schema: &Map<String, Value>) -> bool {
+/// The schema a `{"$ref": "#/$defs/Name"}` (with annotations only) refers to, followed a
+/// few times; any other schema as it is.
+fn referred<'a>(mut schema: &'a Value, defs: Option<&'a Map<String, Value>>) -> Option<&'a Value> {
+    for _ in 0..8 {
+        let Some(target) = schema.get("$ref") else {
+            return Some(schema);
+        };
+        let only_annotations = schema
+            .as_object()?
+            .keys()
+            .all(|key| key == "$ref" || is_annotation(key));
+        let name = target.as_str()?.strip_prefix("#/$defs/")?;
+        schema = defs?.get(name).filter(|_| only_annotations)?;
+    }
+    None
+}
+
+/// The inner shape's schema that also takes `null`: `{"type": [<inner's type>, "null"], ...}`,
+/// or `anyOf`/`oneOf` of the inner shape's schema and `{"type": "null"}`.
+fn accepts_optional(
+    inner: &Shape,
+    schema: &Map<String, Value>,
+    defs: Option<&Map<String, Value>>,
+) -> bool {
+    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")) {
+        return or_null(inner, schema, branches, defs);
+    }
     let Some(Value::Array(kinds)) = schema.get("type") else {
         return false;
     };
@@ -122,11 +149,37 @@ fn accepts_optional(inner: &Shape, schema: &Map<String, Value>) -> bool {
     };
     let mut without_null = schema.clone();
     without_null.insert("type".to_owned(), Value::String(kind.to_owned()));
-    accepts(inner, &Value::Object(without_null))
+    accepts(inner, &Value::Object(without_null), defs)
 }
 
-fn is_annotation(key: &str) -> bool {
-    ANNOTATIONS.contains(&key)
+/// `{"anyOf" | "oneOf": [<inner's schema>, {"type": "null"}]}` (either order), with
+/// annotations only beside it. `oneOf` holds too: the inner shapes never read `null`, so no
+/// value matches both branches.
+fn or_null(
+    inner: &Shape,
+    schema: &Map<String, Value>,
+    branches: &Value,
+    defs: Option<&Map<String, Value>>,
+) -> bool {
+    let one_list = schema
+        .keys()
+        .all(|key| key == "anyOf" || key == "oneOf" || is_annotation(key))
+        && !(schema.contains_key("anyOf") && schema.contains_key("oneOf"));
+    let Some([first, second]) = branches.as_array().map(Vec::as_slice) else {
+        return false;
+    };
+    let is_null = |branch: &Value| {
+        branch.as_object().is_some_and(|branch| {
+            branch.get("type").is_some_and(|kind| kind == "null")
+                && branch.keys().all(|key| key == "type" || is_annotation(key))
+        })
+    };
+    let other = match (is_null(first), is_null(second)) {
+        (true, false) => second,
+        (false, true) => first,
+        _ => return false,
+    };
+    one_list && accepts(inner, other, defs)
 }
 
 /// A numeric bound; a bound that is not a number counts as infinitely strict.

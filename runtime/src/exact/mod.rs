@@ -3,10 +3,14 @@
 //! its arguments straight from the text: whatever serde accepts, the schema accepts too (the
 //! registry proves it for the schema the model sees; see `registry::exact`).
 
-use std::marker::PhantomData;
+mod names;
+mod probe;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+pub(crate) use names::{ANNOTATIONS, accepted_names, is_annotation};
+pub use probe::{NameCache, ReadKnown, ReadNamed, ReadOptionalNamed, ReadUnknown, ShapeProbe};
 
 /// What serde accepts for a parameter type, in JSON terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +32,10 @@ pub enum Shape {
     Array(Box<Shape>),
     /// The shape or `null`; the property may also be left out.
     Optional(Box<Shape>),
+    /// A JSON string among these names (the type's own schema lists them), read into the
+    /// type by name: a unit enum. Read as a string, checked against the names, then turned
+    /// into the type exactly as the checked path turns it.
+    Named(Vec<String>),
 }
 
 impl Shape {
@@ -105,46 +113,6 @@ pub struct ExactField {
     pub key: &'static str,
     /// What serde accepts for it.
     pub shape: Shape,
-}
-
-/// Picks a parameter type's shape, or `None` for a type not known to be exact.
-pub struct ShapeProbe<T: ?Sized>(PhantomData<T>);
-
-impl<T: ?Sized> ShapeProbe<T> {
-    /// A new probe.
-    pub fn new() -> Self {
-        ShapeProbe(PhantomData)
-    }
-}
-
-impl<T: ?Sized> Default for ShapeProbe<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Chosen for a type with a known shape.
-pub trait ShapeIsKnown {
-    /// The shape.
-    fn shape(&self) -> Option<Shape>;
-}
-
-impl<T: ExactShape> ShapeIsKnown for ShapeProbe<T> {
-    fn shape(&self) -> Option<Shape> {
-        Some(T::shape())
-    }
-}
-
-/// Chosen otherwise.
-pub trait ShapeIsUnknown {
-    /// None.
-    fn shape(&self) -> Option<Shape>;
-}
-
-impl<T: ?Sized> ShapeIsUnknown for &ShapeProbe<T> {
-    fn shape(&self) -> Option<Shape> {
-        None
-    }
 }
 
 /// A `#[tool]`'s direct way in: its context (made on demand) and its arguments.

@@ -1,0 +1,176 @@
+//! How `#[tool]` code reads each parameter type directly, picked by autoref: the first of
+//! these that applies to the type, from the most specific.
+//!
+//! 1. [`ReadKnown`]: a type with a known shape ([`ExactShape`]), read as it is.
+//! 2. [`ReadOptionalNamed`]: `Option<T>` of a type whose schema lists names (a unit enum).
+//! 3. [`ReadNamed`]: a type whose schema lists names.
+//! 4. [`ReadUnknown`]: anything else; such a tool is never read directly.
+//!
+//! Generated code calls `(&&&&ShapeProbe::<T>::new()).shape()` and `.read(..)`.
+
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use super::{ExactShape, Shape, accepted_names};
+
+/// Picks how a parameter type is read directly.
+pub struct ShapeProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> ShapeProbe<T> {
+    /// A new probe.
+    pub fn new() -> Self {
+        ShapeProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for ShapeProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The names a parameter's type lists, found once per parameter (a `static` in the code
+/// `#[tool]` generates).
+pub type NameCache = OnceLock<Option<Vec<String>>>;
+
+/// 1. A type with a known shape.
+pub trait ReadKnown {
+    /// The parameter's type.
+    type Value;
+    /// Its shape.
+    fn shape(&self) -> Option<Shape>;
+    /// Reads it as serde does.
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &NameCache,
+    ) -> Result<Self::Value, D::Error>;
+}
+
+impl<T: ExactShape + DeserializeOwned> ReadKnown for &&&ShapeProbe<T> {
+    type Value = T;
+
+    fn shape(&self) -> Option<Shape> {
+        Some(T::shape())
+    }
+
+    fn read<'de, D: Deserializer<'de>>(&self, from: D, _names: &NameCache) -> Result<T, D::Error> {
+        T::deserialize(from)
+    }
+}
+
+/// 2. `Option` of a type whose schema lists names.
+pub trait ReadOptionalNamed {
+    /// The parameter's type.
+    type Value;
+    /// Its shape, if the inner type's schema lists names.
+    fn shape(&self) -> Option<Shape>;
+    /// `null`, or one of the names read into the inner type.
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &NameCache,
+    ) -> Result<Self::Value, D::Error>;
+}
+
+impl<T: JsonSchema + DeserializeOwned> ReadOptionalNamed for &&ShapeProbe<Option<T>> {
+    type Value = Option<T>;
+
+    fn shape(&self) -> Option<Shape> {
+        Some(Shape::Optional(Box::new(Shape::Named(names_of::<T>()?))))
+    }
+
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &NameCache,
+    ) -> Result<Option<T>, D::Error> {
+        match Option::<String>::deserialize(from)? {
+            None => Ok(None),
+            Some(name) => by_name(name, names.get_or_init(names_of::<T>)).map(Some),
+        }
+    }
+}
+
+/// 3. A type whose schema lists names.
+pub trait ReadNamed {
+    /// The parameter's type.
+    type Value;
+    /// Its shape, if its schema lists names.
+    fn shape(&self) -> Option<Shape>;
+    /// One of the names, read into the type.
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &NameCache,
+    ) -> Result<Self::Value, D::Error>;
+}
+
+impl<T: JsonSchema + DeserializeOwned> ReadNamed for &ShapeProbe<T> {
+    type Value = T;
+
+    fn shape(&self) -> Option<Shape> {
+        Some(Shape::Named(names_of::<T>()?))
+    }
+
+    fn read<'de, D: Deserializer<'de>>(&self, from: D, names: &NameCache) -> Result<T, D::Error> {
+        by_name(String::deserialize(from)?, names.get_or_init(names_of::<T>))
+    }
+}
+
+/// 4. Anything else.
+pub trait ReadUnknown {
+    /// The parameter's type.
+    type Value;
+    /// None.
+    fn shape(&self) -> Option<Shape>;
+    /// Never called: a tool with a parameter of unknown shape is not read directly.
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &NameCache,
+    ) -> Result<Self::Value, D::Error>;
+}
+
+impl<T> ReadUnknown for ShapeProbe<T> {
+    type Value = T;
+
+    fn shape(&self) -> Option<Shape> {
+        None
+    }
+
+    fn read<'de, D: Deserializer<'de>>(&self, _from: D, _names: &NameCache) -> Result<T, D::Error> {
+        Err(D::Error::custom("this parameter is not read directly"))
+    }
+}
+
+/// `name` read into `T` exactly as the checked path reads a string that passed the schema
+/// (from a `&Value`), if it is one of the names `T`'s schema lists; refused otherwise (a
+/// `serde` alias or `#[serde(other)]` the schema does not list), and the call then takes the
+/// checked path, which gives the error.
+fn by_name<T: DeserializeOwned, E: serde::de::Error>(
+    name: String,
+    names: &Option<Vec<String>>,
+) -> Result<T, E> {
+    if !names.as_ref().is_some_and(|names| names.contains(&name)) {
+        return Err(E::custom("not one of the names the schema lists"));
+    }
+    T::deserialize(&Value::String(name)).map_err(E::custom)
+}
+
+/// The names `T`'s own schema lists, if it accepts a list of strings and nothing else.
+fn names_of<T: JsonSchema>() -> Option<Vec<String>> {
+    let generator = SchemaSettings::draft2020_12().into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let map = schema.as_object_mut()?;
+    // The dialect's URI says nothing of the values.
+    map.remove("$schema");
+    let defs = map.remove("$defs");
+    accepted_names(&schema, defs.as_ref().and_then(Value::as_object))
+}
