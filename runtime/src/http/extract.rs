@@ -1,15 +1,15 @@
 //! What a handler takes from a request, as axum extractors answering with our JSON errors:
 //! the caller (from the application's authentication) and a JSON body (declared JSON, within
-//! the body limit set by `DefaultBodyLimit`).
+//! the router's body limit).
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
+use http_body_util::LengthLimitError;
 
 use crate::caller::Caller;
 use crate::http::Shared;
@@ -55,10 +55,13 @@ impl FromRequest<Arc<Shared>> for JsonBody {
                 "send the body as JSON with `Content-Type: application/json`",
             ));
         }
-        Bytes::from_request(request, shared)
+        // The limit is applied here rather than by a `DefaultBodyLimit` layer: a layer wraps
+        // every route in one more service, cloned per request.
+        let limit = shared.options.body_limit;
+        axum::body::to_bytes(request.into_body(), limit)
             .await
             .map(JsonBody)
-            .map_err(|rejection| unreadable(rejection, shared.options.body_limit))
+            .map_err(|error| unreadable(&error, limit))
     }
 }
 
@@ -79,8 +82,8 @@ fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> bool {
         || (is(essence.get(.."application/".len()), "application/") && is(suffix, "+json"))
 }
 
-fn unreadable(rejection: BytesRejection, limit: usize) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+fn unreadable(error: &axum::Error, limit: usize) -> ApiError {
+    if over_the_limit(error) {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body_too_large",
@@ -90,16 +93,62 @@ fn unreadable(rejection: BytesRejection, limit: usize) -> ApiError {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "unreadable_body",
-            format!("the body could not be read: {}", rejection.body_text()),
+            format!("the body could not be read: {error}"),
         )
     }
 }
 
+/// Whether reading stopped at the limit (the error says so somewhere along its sources).
+fn over_the_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = source {
+        if error.is::<LengthLimitError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
+    use axum::body::{Body, Bytes, to_bytes};
     use axum::http::HeaderValue;
 
-    use super::declares_json;
+    use super::{declares_json, unreadable};
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_told_from_one_that_failed() {
+        let sized = to_bytes(Body::from("x".repeat(11)), 10).await.unwrap_err();
+        let chunks = (0..3).map(|_| Ok::<_, std::io::Error>(Bytes::from("12345")));
+        let streamed = Body::from_stream(futures::stream::iter(chunks));
+        let streamed = to_bytes(streamed, 10).await.unwrap_err();
+        for error in [sized, streamed] {
+            let refused = unreadable(&error, 10);
+            assert_eq!(refused.code, "body_too_large");
+            assert_eq!(refused.message, "the body is over the limit of 10 bytes");
+        }
+        let broken = [
+            Ok(Bytes::from("{")),
+            Err(std::io::Error::other("connection reset")),
+        ];
+        let broken = Body::from_stream(futures::stream::iter(broken));
+        let error = to_bytes(broken, 10).await.unwrap_err();
+        let refused = unreadable(&error, 10);
+        assert_eq!(refused.code, "unreadable_body");
+        assert!(
+            refused.message.contains("connection reset"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(
+            to_bytes(Body::from("x".repeat(10)), 10)
+                .await
+                .unwrap()
+                .len(),
+            10
+        );
+    }
 
     #[test]
     fn json_is_declared_by_its_media_type_in_any_case() {

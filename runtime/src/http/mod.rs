@@ -59,7 +59,6 @@ mod wire;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
@@ -119,7 +118,6 @@ pub fn agent_router(
 }
 
 fn routes(shared: Shared) -> Router {
-    let body_limit = shared.options.body_limit;
     let with_agent = shared.agent.is_some();
     let mut router = Router::new()
         .route("/tools", get(handlers::list_tools))
@@ -140,7 +138,6 @@ fn routes(shared: Shared) -> Router {
     router
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
-        .layer(DefaultBodyLimit::max(body_limit))
         .layer(CatchPanicLayer::custom(errors::panic_response))
         .with_state(Arc::new(shared))
 }
