@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, AgentBuilder, Model};
@@ -75,7 +76,7 @@ pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
     // Made once: a caller's id and role are shared, not copied, per request.
     let anonymous = Caller::new("anonymous", "public");
     let authenticate = move |parts: &Parts| -> Result<Caller, AuthError> {
-        let Some(header) = parts.headers.get("authorization") else {
+        let Some(header) = parts.headers.get(AUTHORIZATION) else {
             return Ok(anonymous.clone());
         };
         let token = header

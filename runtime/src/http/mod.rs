@@ -31,13 +31,14 @@
 //! unauthenticated callers, and even a panic in a handler.
 //!
 //! ```
+//! use axum::http::header::AUTHORIZATION;
 //! use axum::http::request::Parts;
 //! use toolgate::http::{AuthError, HttpOptions, router};
 //! use toolgate::{Caller, Registry};
 //!
 //! let registry = Registry::builder().roles(["public", "staff"]).build().unwrap();
 //! let authenticate = |parts: &Parts| -> Result<Caller, AuthError> {
-//!     match parts.headers.get("authorization").and_then(|value| value.to_str().ok()) {
+//!     match parts.headers.get(AUTHORIZATION).and_then(|value| value.to_str().ok()) {
 //!         Some("Bearer staff-token") => Ok(Caller::new("dr-lee", "staff")),
 //!         Some(_) => Err(AuthError::unauthenticated("unknown token")),
 //!         None => Ok(Caller::new("anonymous", "public")),
