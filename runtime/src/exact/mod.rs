@@ -9,7 +9,7 @@ mod probe;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub(crate) use names::{ANNOTATIONS, accepted_names, is_annotation};
+pub(crate) use names::{ANNOTATIONS, accepted_names, is_annotation, referred};
 pub use probe::{NameCache, ReadKnown, ReadNamed, ReadOptionalNamed, ReadUnknown, ShapeProbe};
 
 /// What serde accepts for a parameter type, in JSON terms.

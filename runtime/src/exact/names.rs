@@ -15,8 +15,9 @@ pub(crate) const ANNOTATIONS: [&str; 7] = [
     "$comment",
 ];
 
-/// How many `$ref`s in a row are followed before giving up (a cycle, or a very long chain).
-const MAX_REFERENCES: usize = 8;
+/// How many `$ref`s in a row, or lists within lists, are followed before giving up (a cycle,
+/// or a very long chain).
+const MAX_DEPTH: usize = 8;
 
 /// The strings `schema` accepts, if it accepts strings from a list and nothing else:
 /// `enum` or `const` of strings (with `"type": "string"` or no type), `oneOf` or `anyOf` of
@@ -26,30 +27,43 @@ pub(crate) fn accepted_names(
     schema: &Value,
     defs: Option<&Map<String, Value>>,
 ) -> Option<Vec<String>> {
-    names_within(schema, defs, MAX_REFERENCES)
+    names_within(schema, defs, MAX_DEPTH)
+}
+
+/// The schema a `{"$ref": "#/$defs/Name"}` (beside annotations only) refers to, followed a
+/// few times; any other schema as it is.
+pub(crate) fn referred<'a>(
+    mut schema: &'a Value,
+    defs: Option<&'a Map<String, Value>>,
+) -> Option<&'a Value> {
+    for _ in 0..MAX_DEPTH {
+        let Some(target) = schema.get("$ref") else {
+            return Some(schema);
+        };
+        let only_annotations = schema
+            .as_object()?
+            .keys()
+            .all(|key| key == "$ref" || is_annotation(key));
+        let name = target.as_str()?.strip_prefix("#/$defs/")?;
+        schema = defs?.get(name).filter(|_| only_annotations)?;
+    }
+    None
 }
 
 fn names_within(
     schema: &Value,
     defs: Option<&Map<String, Value>>,
-    references: usize,
+    depth: usize,
 ) -> Option<Vec<String>> {
-    let schema = schema.as_object()?;
-    if let Some(target) = schema.get("$ref") {
-        let only_annotations = schema.keys().all(|key| key == "$ref" || is_annotation(key));
-        let name = target.as_str()?.strip_prefix("#/$defs/")?;
-        let referred = defs?.get(name)?;
-        return (only_annotations && references > 0)
-            .then(|| names_within(referred, defs, references - 1))?;
-    }
+    let schema = referred(schema, defs)?.as_object()?;
     let mut listed = None;
     for (key, value) in schema {
         let names = match key.as_str() {
             "type" if value == "string" => continue,
             "enum" => strings(value)?,
             "const" => vec![value.as_str()?.to_owned()],
-            "oneOf" => branches(value, defs, references, 1)?,
-            "anyOf" => branches(value, defs, references, usize::MAX)?,
+            "oneOf" => branches(value, defs, depth.checked_sub(1)?, 1)?,
+            "anyOf" => branches(value, defs, depth.checked_sub(1)?, usize::MAX)?,
             other if is_annotation(other) => continue,
             _ => return None,
         };
@@ -74,13 +88,13 @@ fn strings(list: &Value) -> Option<Vec<String>> {
 fn branches(
     list: &Value,
     defs: Option<&Map<String, Value>>,
-    references: usize,
+    depth: usize,
     most: usize,
 ) -> Option<Vec<String>> {
     let each = list
         .as_array()?
         .iter()
-        .map(|branch| names_within(branch, defs, references))
+        .map(|branch| names_within(branch, defs, depth))
         .collect::<Option<Vec<_>>>()?;
     let mut accepted: Vec<String> = Vec::new();
     for name in each.iter().flatten() {
@@ -107,6 +121,7 @@ mod tests {
         let defs = json!({
             "Day": {"enum": ["mon"]},
             "Loop": {"$ref": "#/$defs/Loop"},
+            "Within": {"oneOf": [{"$ref": "#/$defs/Within"}]},
         });
         accepted_names(&schema, defs.as_object())
     }
@@ -150,6 +165,7 @@ mod tests {
             json!({"$ref": "#/definitions/Day"}),
             json!({"$ref": "#/$defs/Day", "enum": ["mon"]}),
             json!({"$ref": "#/$defs/Loop"}),
+            json!({"$ref": "#/$defs/Within"}),
             json!(true),
         ] {
             assert_eq!(names(schema.clone()), None, "{schema}");

@@ -39,19 +39,29 @@ impl<T: ?Sized> Default for ShapeProbe<T> {
 /// `#[tool]` generates).
 pub type NameCache = OnceLock<Option<Vec<String>>>;
 
-/// 1. A type with a known shape.
-pub trait ReadKnown {
-    /// The parameter's type.
-    type Value;
-    /// Its shape.
-    fn shape(&self) -> Option<Shape>;
-    /// Reads it as serde does.
-    fn read<'de, D: Deserializer<'de>>(
-        &self,
-        from: D,
-        names: &NameCache,
-    ) -> Result<Self::Value, D::Error>;
+/// One level of the probe: a trait of its own (autoref tries each in turn), all alike.
+macro_rules! level {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub trait $name {
+            /// The parameter's type.
+            type Value;
+            /// Its shape, or `None` where it is not read directly.
+            fn shape(&self) -> Option<Shape>;
+            /// Reads it directly (`names`: the names a unit enum lists, found once).
+            fn read<'de, D: Deserializer<'de>>(
+                &self,
+                from: D,
+                names: &NameCache,
+            ) -> Result<Self::Value, D::Error>;
+        }
+    };
 }
+
+level!(
+    /// 1. A type with a known shape.
+    ReadKnown
+);
 
 impl<T: ExactShape + DeserializeOwned> ReadKnown for &&&ShapeProbe<T> {
     type Value = T;
@@ -65,19 +75,10 @@ impl<T: ExactShape + DeserializeOwned> ReadKnown for &&&ShapeProbe<T> {
     }
 }
 
-/// 2. `Option` of a type whose schema lists names.
-pub trait ReadOptionalNamed {
-    /// The parameter's type.
-    type Value;
-    /// Its shape, if the inner type's schema lists names.
-    fn shape(&self) -> Option<Shape>;
-    /// `null`, or one of the names read into the inner type.
-    fn read<'de, D: Deserializer<'de>>(
-        &self,
-        from: D,
-        names: &NameCache,
-    ) -> Result<Self::Value, D::Error>;
-}
+level!(
+    /// 2. `Option` of a type whose schema lists names.
+    ReadOptionalNamed
+);
 
 impl<T: JsonSchema + DeserializeOwned> ReadOptionalNamed for &&ShapeProbe<Option<T>> {
     type Value = Option<T>;
@@ -98,19 +99,10 @@ impl<T: JsonSchema + DeserializeOwned> ReadOptionalNamed for &&ShapeProbe<Option
     }
 }
 
-/// 3. A type whose schema lists names.
-pub trait ReadNamed {
-    /// The parameter's type.
-    type Value;
-    /// Its shape, if its schema lists names.
-    fn shape(&self) -> Option<Shape>;
-    /// One of the names, read into the type.
-    fn read<'de, D: Deserializer<'de>>(
-        &self,
-        from: D,
-        names: &NameCache,
-    ) -> Result<Self::Value, D::Error>;
-}
+level!(
+    /// 3. A type whose schema lists names.
+    ReadNamed
+);
 
 impl<T: JsonSchema + DeserializeOwned> ReadNamed for &ShapeProbe<T> {
     type Value = T;
@@ -124,19 +116,10 @@ impl<T: JsonSchema + DeserializeOwned> ReadNamed for &ShapeProbe<T> {
     }
 }
 
-/// 4. Anything else.
-pub trait ReadUnknown {
-    /// The parameter's type.
-    type Value;
-    /// None.
-    fn shape(&self) -> Option<Shape>;
-    /// Never called: a tool with a parameter of unknown shape is not read directly.
-    fn read<'de, D: Deserializer<'de>>(
-        &self,
-        from: D,
-        names: &NameCache,
-    ) -> Result<Self::Value, D::Error>;
-}
+level!(
+    /// 4. Anything else.
+    ReadUnknown
+);
 
 impl<T> ReadUnknown for ShapeProbe<T> {
     type Value = T;

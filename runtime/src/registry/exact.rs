@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::exact::{ANNOTATIONS, ExactField, ExactInvoke, Shape, accepted_names, is_annotation};
+use crate::exact::{
+    ANNOTATIONS, ExactField, ExactInvoke, Shape, accepted_names, is_annotation, referred,
+};
 
 /// How a proven tool reads its arguments straight into its parameter types.
 #[derive(Clone, Copy)]
@@ -108,23 +110,6 @@ fn accepts(shape: &Shape, schema: &Value, defs: Option<&Map<String, Value>>) -> 
         }
         Shape::Optional(_) | Shape::Named(_) => unreachable!("handled above"),
     }
-}
-
-/// The schema a `{"$ref": "#/$defs/Name"}` (with annotations only) refers to, followed a
-/// few times; any other schema as it is.
-fn referred<'a>(mut schema: &'a Value, defs: Option<&'a Map<String, Value>>) -> Option<&'a Value> {
-    for _ in 0..8 {
-        let Some(target) = schema.get("$ref") else {
-            return Some(schema);
-        };
-        let only_annotations = schema
-            .as_object()?
-            .keys()
-            .all(|key| key == "$ref" || is_annotation(key));
-        let name = target.as_str()?.strip_prefix("#/$defs/")?;
-        schema = defs?.get(name).filter(|_| only_annotations)?;
-    }
-    None
 }
 
 /// The inner shape's schema that also takes `null`: `{"type": [<inner's type>, "null"], ...}`,
@@ -265,5 +250,42 @@ mod tests {
         assert!(!changed(|schema| {
             schema["properties"]["extra"] = json!({"type": "string"});
         }));
+    }
+
+    #[test]
+    fn a_unit_enum_is_proven_where_the_schema_accepts_each_of_its_names() {
+        let names = Shape::Named(vec!["mon".into(), "tue".into()]);
+        let optional = |property: Value| {
+            let fields = [ExactField {
+                key: "day",
+                shape: Shape::Optional(Box::new(names.clone())),
+            }];
+            let schema = json!({
+                "type": "object",
+                "properties": {"day": property},
+                "$defs": {"Day": {"type": "string", "enum": ["mon", "tue"]}, "Mon": {"enum": ["mon"]}},
+            });
+            proven(&fields, &schema)
+        };
+        assert!(optional(json!({
+            "anyOf": [{"$ref": "#/$defs/Day"}, {"type": "null"}],
+            "description": "The day.",
+        })));
+        assert!(optional(
+            json!({"oneOf": [{"type": "null"}, {"enum": ["tue", "mon", "wed"]}]})
+        ));
+        for refused in [
+            // A name the schema does not accept.
+            json!({"anyOf": [{"$ref": "#/$defs/Mon"}, {"type": "null"}]}),
+            // `null` not accepted, or accepted only under a further condition.
+            json!({"$ref": "#/$defs/Day"}),
+            json!({"anyOf": [{"$ref": "#/$defs/Day"}, {"type": "null", "maxLength": 1}]}),
+            json!({"anyOf": [{"$ref": "#/$defs/Day"}, {"type": "null"}], "minLength": 1}),
+            json!({"anyOf": [{"$ref": "#/$defs/Day"}, {"type": "null"}, {"type": "integer"}]}),
+            // A form left to the checked path.
+            json!({"type": ["string", "null"], "enum": ["mon", "tue", null]}),
+        ] {
+            assert!(!optional(refused.clone()), "{refused}");
+        }
     }
 }
