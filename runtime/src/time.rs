@@ -1,6 +1,8 @@
 //! Wall-clock time as the library records it.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_millis() -> u64 {
@@ -12,8 +14,108 @@ pub(crate) fn now_secs() -> u64 {
     since_epoch().as_secs()
 }
 
-fn since_epoch() -> std::time::Duration {
+fn since_epoch() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
+}
+
+/// How often [`stamp`] reads the wall clock again.
+const WALL_CLOCK_REREAD_MS: u64 = 1000;
+
+/// A moment as a record holds it: its place among all records, and the wall clock's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    /// Nanoseconds of the monotonic clock, counted from a fixed moment of this process: the
+    /// same order on every thread.
+    pub(crate) order: u64,
+    /// The wall clock's milliseconds since the Unix epoch.
+    pub(crate) millis: u64,
+}
+
+/// `instant` (a moment that has passed: a call's end) as a record holds it.
+///
+/// A call already reads the monotonic clock for its duration; a second read of the wall
+/// clock for its record would cost as much again. So the wall clock is read at most once a
+/// second, and carried forward by the monotonic clock in between: a step of the wall clock
+/// (NTP, a manual change) shows in records within a second.
+pub(crate) fn stamp(instant: Instant) -> Stamp {
+    let clock = WallClock::get();
+    let since = instant.saturating_duration_since(clock.base);
+    let monotonic = since.as_millis() as u64;
+    if monotonic.saturating_sub(clock.read_at.load(Ordering::Relaxed)) >= WALL_CLOCK_REREAD_MS {
+        clock.reread();
+    }
+    Stamp {
+        order: u64::try_from(since.as_nanos()).unwrap_or(u64::MAX),
+        millis: monotonic.wrapping_add(clock.offset.load(Ordering::Relaxed)),
+    }
+}
+
+/// The process's wall clock in terms of its monotonic clock.
+struct WallClock {
+    /// The monotonic clock's zero.
+    base: Instant,
+    /// Wall milliseconds minus monotonic milliseconds, at the last reading (wrapping).
+    offset: AtomicU64,
+    /// Monotonic milliseconds of the last reading.
+    read_at: AtomicU64,
+}
+
+impl WallClock {
+    fn get() -> &'static WallClock {
+        static CLOCK: OnceLock<WallClock> = OnceLock::new();
+        CLOCK.get_or_init(|| {
+            let clock = WallClock {
+                base: Instant::now(),
+                offset: AtomicU64::new(0),
+                read_at: AtomicU64::new(0),
+            };
+            clock.reread();
+            clock
+        })
+    }
+
+    /// Reads the wall clock. Threads that do so at once store alike values; either is right.
+    fn reread(&self) {
+        let monotonic = Instant::now()
+            .saturating_duration_since(self.base)
+            .as_millis() as u64;
+        let offset = now_millis().wrapping_sub(monotonic);
+        self.offset.store(offset, Ordering::Relaxed);
+        self.read_at.store(monotonic, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moment_reads_as_the_wall_clock_then() {
+        let before = now_millis();
+        let moment = Instant::now();
+        let after = now_millis();
+        let read = stamp(moment).millis;
+        // Monotonic and wall milliseconds are truncated separately: a millisecond either way.
+        assert!(
+            (before.saturating_sub(1)..=after + 1).contains(&read),
+            "{before} <= {read} <= {after}"
+        );
+    }
+
+    #[test]
+    fn later_moments_stand_later() {
+        let first = Instant::now();
+        let second = first + Duration::from_nanos(1);
+        assert!(stamp(second).order > stamp(first).order);
+    }
+
+    #[test]
+    fn a_moment_before_the_clock_was_first_read_reads_as_its_start() {
+        let early = Instant::now();
+        let read = stamp(early).millis;
+        assert!(read <= now_millis() + 1);
+        assert!(read + 60_000 > now_millis());
+    }
 }

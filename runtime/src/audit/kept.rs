@@ -1,5 +1,5 @@
-//! A record as the registry hands it to its in-memory history: what the call already holds
-//! is shared (the caller), what is fixed stays static (decision, outcome), and arguments read
+//! A record as the registry hands it to its in-memory history: names are copied into buffers
+//! the history reuses, what is fixed stays static (decision, outcome), and arguments read
 //! straight from their text stay text. An [`AuditRecord`] is made only when one is read.
 
 use std::borrow::Cow;
@@ -9,7 +9,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::AuditRecord;
-use crate::caller::Caller;
 
 /// Turns arguments kept as text back into the value a record shows (parsed, normalized as
 /// the checked path would have, secrets redacted).
@@ -60,11 +59,24 @@ impl KeptArguments {
     }
 }
 
+/// The names a record holds, copied in where the record is kept.
+#[derive(Clone, Copy)]
+pub(crate) struct Names<'a> {
+    pub(crate) caller: &'a str,
+    pub(crate) role: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) call_id: &'a str,
+}
+
 /// One call's record, as the memory history keeps it.
 #[derive(Debug)]
 pub(crate) struct KeptRecord {
+    /// Where it stands among all records: the monotonic clock's nanoseconds when the call
+    /// ended (see [`crate::time::stamp`]).
+    pub(crate) order: u64,
     pub(crate) time_ms: u64,
-    pub(crate) caller: Caller,
+    pub(crate) caller: String,
+    pub(crate) role: String,
     pub(crate) tool: String,
     pub(crate) call_id: String,
     pub(crate) arguments: KeptArguments,
@@ -75,17 +87,18 @@ pub(crate) struct KeptRecord {
 }
 
 impl KeptRecord {
-    /// Takes `record`'s place, with `tool` and `call_id` copied into this record's own
-    /// buffers; gives back what this record held that is not reused.
+    /// Takes `record`'s place, with the names copied into this record's own buffers (no
+    /// reference shared with other threads is taken or let go: on a busy server, counting
+    /// those costs more than copying); gives back what this record held that is not reused.
+    #[inline]
     pub(crate) fn overwrite(
         &mut self,
         record: KeptRecord,
-        tool: &str,
-        call_id: &str,
-    ) -> (Caller, KeptArguments, Option<String>) {
+        names: Names<'_>,
+    ) -> (KeptArguments, Option<String>) {
         let KeptRecord {
+            order,
             time_ms,
-            caller,
             arguments,
             decision,
             approver,
@@ -93,26 +106,42 @@ impl KeptRecord {
             duration_ms,
             ..
         } = record;
+        self.order = order;
         self.time_ms = time_ms;
-        self.tool.clear();
-        self.tool.push_str(tool);
-        self.call_id.clear();
-        self.call_id.push_str(call_id);
+        for (buffer, name) in [
+            (&mut self.caller, names.caller),
+            (&mut self.role, names.role),
+            (&mut self.tool, names.tool),
+            (&mut self.call_id, names.call_id),
+        ] {
+            buffer.clear();
+            buffer.push_str(name);
+        }
         self.decision = decision;
         self.outcome = outcome;
         self.duration_ms = duration_ms;
-        let caller = std::mem::replace(&mut self.caller, caller);
         let arguments = std::mem::replace(&mut self.arguments, arguments);
         let approver = std::mem::replace(&mut self.approver, approver);
-        (caller, arguments, approver)
+        (arguments, approver)
+    }
+
+    /// `record` with the names copied in.
+    pub(crate) fn named(record: KeptRecord, names: Names<'_>) -> KeptRecord {
+        KeptRecord {
+            caller: names.caller.to_owned(),
+            role: names.role.to_owned(),
+            tool: names.tool.to_owned(),
+            call_id: names.call_id.to_owned(),
+            ..record
+        }
     }
 
     /// The record, for reading.
     pub(crate) fn to_record(&self) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
-            caller: self.caller.id().to_owned(),
-            role: self.caller.role().to_owned(),
+            caller: self.caller.clone(),
+            role: self.role.clone(),
             tool: self.tool.clone(),
             call_id: self.call_id.clone(),
             arguments: self.arguments.to_value(),
@@ -127,8 +156,8 @@ impl KeptRecord {
     pub(crate) fn into_record(self) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
-            caller: self.caller.id().to_owned(),
-            role: self.caller.role().to_owned(),
+            caller: self.caller,
+            role: self.role,
             tool: self.tool,
             call_id: self.call_id,
             arguments: self.arguments.into_value(),
@@ -140,11 +169,15 @@ impl KeptRecord {
     }
 }
 
+/// A record handed over whole (by [`AuditStore::append`](super::AuditStore::append)) stands
+/// where it is handed over.
 impl From<AuditRecord> for KeptRecord {
     fn from(record: AuditRecord) -> Self {
         KeptRecord {
+            order: crate::time::stamp(std::time::Instant::now()).order,
             time_ms: record.time_ms,
-            caller: Caller::new(record.caller, record.role),
+            caller: record.caller,
+            role: record.role,
             tool: record.tool,
             call_id: record.call_id,
             arguments: KeptArguments::Value(record.arguments),

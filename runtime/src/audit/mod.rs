@@ -4,6 +4,7 @@
 mod chain;
 mod jsonl;
 mod kept;
+mod memory;
 mod ring;
 mod store;
 mod verify;
@@ -15,8 +16,9 @@ pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
 pub use jsonl::JsonlFileSink;
-pub(crate) use kept::{KeptArguments, KeptRecord, ReadBack};
-pub use store::{AuditStore, MemoryAuditStore};
+pub(crate) use kept::{KeptArguments, KeptRecord, Names, ReadBack};
+pub use memory::MemoryAuditStore;
+pub use store::AuditStore;
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 
 /// Shown instead of a secret argument's value.
@@ -25,7 +27,9 @@ pub const REDACTED: &str = "[redacted]";
 /// What happened to one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
-    /// When the call ended, milliseconds since the Unix epoch.
+    /// When the call ended, milliseconds since the Unix epoch. The wall clock is read at
+    /// most once a second and carried forward by the monotonic clock in between, so a step
+    /// of the system clock shows in records within a second.
     pub time_ms: u64,
     /// The caller's id.
     pub caller: String,

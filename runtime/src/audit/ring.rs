@@ -1,46 +1,45 @@
-//! The in-memory history's records: appended until the history is full, then each new
-//! record overwrites the oldest where it lies (nothing is moved to make room).
+//! A part of the in-memory history: records appended until it holds its capacity, then each
+//! new record overwrites the oldest where it lies (nothing is moved to make room, and the
+//! overwritten record's string buffers are reused).
 
-use super::kept::KeptRecord;
+use super::kept::{KeptArguments, KeptRecord, Names};
+
+/// What an overwritten record held that is not reused: freed by the caller, after the lock.
+pub(crate) type Evicted = (KeptArguments, Option<String>);
 
 /// Records in the order they came, wrapped around once full.
 #[derive(Debug)]
 pub(crate) struct Ring {
     records: Vec<KeptRecord>,
+    capacity: usize,
     /// Where the oldest record lies once the ring is full: the next one overwritten.
     oldest: usize,
 }
 
 impl Ring {
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
+    /// An empty ring that will hold up to `capacity` records (its room is taken as they
+    /// come, not at once).
+    pub(crate) fn new(capacity: usize) -> Self {
         Ring {
-            records: Vec::with_capacity(capacity),
+            records: Vec::new(),
+            capacity,
             oldest: 0,
         }
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// Adds a record to a ring that is not full yet.
-    pub(crate) fn push(&mut self, record: KeptRecord) {
-        self.records.push(record);
-    }
-
-    /// The oldest record of a full ring, which the caller overwrites: from then on it is
-    /// the newest. `None` for an empty ring.
-    pub(crate) fn oldest_to_overwrite(&mut self) -> Option<&mut KeptRecord> {
-        let oldest = self.oldest;
-        if oldest >= self.records.len() {
+    /// Keeps `record`, with its names copied in; once full, in the place of the oldest
+    /// record, whose leftovers are handed back.
+    // Inlined: the record is large, and a call boundary would copy it once more.
+    #[inline]
+    pub(crate) fn keep(&mut self, record: KeptRecord, names: Names<'_>) -> Option<Evicted> {
+        if self.records.len() < self.capacity {
+            self.records.push(KeptRecord::named(record, names));
             return None;
         }
-        self.oldest = if oldest + 1 == self.records.len() {
-            0
-        } else {
-            oldest + 1
-        };
-        Some(&mut self.records[oldest])
+        let oldest = self.records.get_mut(self.oldest)?;
+        let evicted = oldest.overwrite(record, names);
+        self.oldest = (self.oldest + 1) % self.records.len();
+        Some(evicted)
     }
 
     /// The records, newest first.
@@ -75,17 +74,18 @@ mod tests {
         records.map(|record| record.call_id.clone()).collect()
     }
 
-    /// Fills a ring of three with `count` records the way the history does.
+    /// A ring of three after `count` records.
     fn filled(count: usize) -> Ring {
-        let mut ring = Ring::with_capacity(3);
+        let mut ring = Ring::new(3);
         for n in 0..count {
-            let id = n.to_string();
-            if ring.len() < 3 {
-                ring.push(record(&id));
-            } else {
-                let oldest = ring.oldest_to_overwrite().expect("a full ring has records");
-                drop(oldest.overwrite(record(""), "add", &id));
-            }
+            let names = Names {
+                caller: "ann",
+                role: "staff",
+                tool: "add",
+                call_id: &n.to_string(),
+            };
+            let evicted = ring.keep(record(""), names);
+            assert_eq!(evicted.is_some(), n >= 3, "record {n}");
         }
         ring
     }
@@ -99,11 +99,29 @@ mod tests {
         assert_eq!(ids(&filled(5)), ["4", "3", "2"]);
         assert_eq!(ids(&filled(6)), ["5", "4", "3"]);
         assert_eq!(ids(&filled(10)), ["9", "8", "7"]);
-        assert_eq!(filled(10).len(), 3);
+        assert_eq!(filled(10).newest_first().count(), 3);
     }
 
     #[test]
-    fn an_empty_ring_has_nothing_to_overwrite() {
-        assert!(Ring::with_capacity(3).oldest_to_overwrite().is_none());
+    fn a_ring_of_no_records_keeps_none() {
+        let mut ring = Ring::new(0);
+        let names = Names {
+            caller: "ann",
+            role: "staff",
+            tool: "add",
+            call_id: "1",
+        };
+        assert!(ring.keep(record(""), names).is_none());
+        assert_eq!(ring.newest_first().count(), 0);
+    }
+
+    #[test]
+    fn an_overwritten_record_takes_the_new_tool_and_id() {
+        let ring = filled(4);
+        let newest = ring.newest_first().next().unwrap();
+        assert_eq!(
+            (newest.tool.as_str(), newest.call_id.as_str()),
+            ("add", "3")
+        );
     }
 }

@@ -327,7 +327,9 @@ impl RegistryBuilder {
     }
 
     /// How many recent calls [`Registry::history`] keeps in memory when no
-    /// [`audit_store`](Self::audit_store) is given (default: 1,000; 0 keeps none).
+    /// [`audit_store`](Self::audit_store) is given (default: 1,000; 0 keeps none). Threads
+    /// that run calls keep their records apart, so that they never wait for each other:
+    /// memory holds up to one such history per core, at most 8 (see [`MemoryAuditStore`]).
     pub fn history_capacity(mut self, capacity: usize) -> Self {
         self.history_capacity = capacity;
         self

@@ -12,7 +12,7 @@ use std::time::Instant;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::audit::{AuditMode, AuditRecord, AuditSink, KeptArguments, KeptRecord, redact};
+use crate::audit::{AuditMode, AuditRecord, AuditSink, KeptArguments, KeptRecord, Names, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
@@ -210,7 +210,8 @@ pub(crate) fn finish<'a>(
     started: Instant,
     trail: Trail,
 ) -> Finished<'a> {
-    let duration = started.elapsed();
+    let ended = Instant::now();
+    let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
     governance.events.publish(|| {
         let kind = EventKind::CallFinished {
@@ -226,10 +227,13 @@ pub(crate) fn finish<'a>(
     });
     let mut writing = None;
     if governance.audits() {
+        let stamp = crate::time::stamp(ended);
         let record = KeptRecord {
-            time_ms: crate::time::now_millis(),
-            caller: caller.clone(),
+            order: stamp.order,
+            time_ms: stamp.millis,
             // Copied in by the history, or below.
+            caller: String::new(),
+            role: String::new(),
             tool: String::new(),
             call_id: String::new(),
             arguments: trail.arguments,
@@ -245,15 +249,17 @@ pub(crate) fn finish<'a>(
             .sinks
             .iter()
             .any(|sink| wants(sink.as_ref(), &tool));
+        let names = Names {
+            caller: caller.id(),
+            role: caller.role(),
+            tool: &tool,
+            call_id: &call_id,
+        };
         match &governance.history {
-            Some(history) if !sinks_want => history.keep(record, &tool, &call_id),
+            Some(history) if !sinks_want => history.keep(record, names),
             _ => {
-                let record = KeptRecord {
-                    tool: tool.clone(),
-                    call_id: call_id.clone(),
-                    ..record
-                };
-                writing = Some(Box::pin(write(governance, record.into_record())) as _);
+                let record = KeptRecord::named(record, names).into_record();
+                writing = Some(Box::pin(write(governance, record)) as _);
             }
         }
     }

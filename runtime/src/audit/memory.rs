@@ -1,0 +1,234 @@
+//! The default audit store: the last records of all callers, in memory, kept in parts of
+//! their own per writing thread so that calls on different threads do not wait for one
+//! another (nor pass the same cache lines back and forth).
+
+use std::cmp::Reverse;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use super::AuditRecord;
+use super::chain::{ChainBreak, VerifiedChain};
+use super::kept::{KeptRecord, Names};
+use super::ring::Ring;
+use super::store::AuditStore;
+use crate::store::error::{StoreFuture, ready};
+use crate::sync::lock;
+
+/// The last records of all callers, in memory (the default, 1,000 records; see
+/// [`RegistryBuilder::history_capacity`](crate::RegistryBuilder::history_capacity)). Not
+/// chained: it is a view of recent calls, not evidence; use a database store or a
+/// [`JsonlFileSink`](super::JsonlFileSink) for that.
+///
+/// Reads see the last `capacity` records of all threads, newest first. So that threads
+/// do not wait for each other, each thread writes to a part of its own (one per core, at
+/// most 8), which keeps its own last `capacity`: memory holds up to that many times
+/// `capacity` records.
+///
+/// ```
+/// use toolgate::audit::{AuditRecord, AuditStore, MemoryAuditStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = MemoryAuditStore::new(2);
+/// for call_id in ["1", "2", "3"] {
+///     let record = AuditRecord {
+///         time_ms: 0,
+///         caller: "ann".into(),
+///         role: "staff".into(),
+///         tool: "add".into(),
+///         call_id: call_id.into(),
+///         arguments: serde_json::json!({}),
+///         decision: "allow".into(),
+///         approver: None,
+///         outcome: "ok".into(),
+///         duration_ms: 1.0,
+///     };
+///     store.append(record).await.unwrap();
+/// }
+/// let last = store.history("ann", 10).await.unwrap();
+/// let ids: Vec<&str> = last.iter().map(|record| record.call_id.as_str()).collect();
+/// assert_eq!(ids, ["3", "2"]);
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct MemoryAuditStore {
+    capacity: usize,
+    parts: Box<[Part]>,
+}
+
+/// One writing thread's records, on cache lines no other part shares.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Part(Mutex<Ring>);
+
+impl MemoryAuditStore {
+    /// Keeps the last `capacity` records of all callers (none for 0).
+    pub fn new(capacity: usize) -> Self {
+        let parts = if capacity == 0 { 0 } else { part_count() };
+        MemoryAuditStore {
+            capacity,
+            parts: (0..parts)
+                .map(|_| Part(Mutex::new(Ring::new(capacity))))
+                .collect(),
+        }
+    }
+
+    /// Keeps a record as the registry hands it over (see [`KeptRecord`]), its names copied
+    /// in. Once a part is full, its oldest record is overwritten where it
+    /// lies, its strings' buffers reused: a call in the steady state allocates nothing here
+    /// and moves no record.
+    pub(crate) fn keep(&self, record: KeptRecord, names: Names<'_>) {
+        let Some(part) = self.parts.get(writer() % self.parts.len().max(1)) else {
+            return;
+        };
+        let evicted = lock(&part.0).keep(record, names);
+        // What the evicted record held alone is freed after the lock is released.
+        drop(evicted);
+    }
+
+    /// Reads the last `capacity` records of all parts, newest first (every part locked
+    /// meanwhile, so that the records are those of one moment).
+    fn read_newest<T>(&self, read: impl FnOnce(Vec<&KeptRecord>) -> T) -> T {
+        let parts: Vec<_> = self.parts.iter().map(|part| lock(&part.0)).collect();
+        let mut records: Vec<&KeptRecord> =
+            parts.iter().flat_map(|ring| ring.newest_first()).collect();
+        // Stable: records of one part that ended at the same nanosecond stay as they came.
+        records.sort_by_key(|record| Reverse(record.order));
+        records.truncate(self.capacity);
+        read(records)
+    }
+}
+
+/// One part per core, up to 8: beyond that, threads share parts.
+fn part_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |cores| cores.get())
+            .clamp(1, 8)
+    })
+}
+
+/// This thread's number among the threads that wrote a record (which part it writes to).
+fn writer() -> usize {
+    static WRITERS: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static WRITER: usize = WRITERS.fetch_add(1, Ordering::Relaxed);
+    }
+    WRITER.with(|writer| *writer)
+}
+
+impl AuditStore for MemoryAuditStore {
+    fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
+        let mut record = KeptRecord::from(record);
+        let [caller, role, tool, call_id] = [
+            &mut record.caller,
+            &mut record.role,
+            &mut record.tool,
+            &mut record.call_id,
+        ]
+        .map(std::mem::take);
+        let names = Names {
+            caller: &caller,
+            role: &role,
+            tool: &tool,
+            call_id: &call_id,
+        };
+        self.keep(record, names);
+        ready(Ok(()))
+    }
+
+    fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>> {
+        let last = self.read_newest(|records| {
+            records
+                .into_iter()
+                .filter(|record| record.caller == caller)
+                .take(count)
+                .map(KeptRecord::to_record)
+                .collect()
+        });
+        ready(Ok(last))
+    }
+
+    fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
+        let records = self.read_newest(|records| records.len()) as u64;
+        ready(Ok(Ok(VerifiedChain {
+            records,
+            last_hash: None,
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(caller: &str, call_id: &str) -> AuditRecord {
+        AuditRecord {
+            time_ms: 0,
+            caller: caller.into(),
+            role: "staff".into(),
+            tool: "add".into(),
+            call_id: call_id.into(),
+            arguments: serde_json::json!({}),
+            decision: "allow".into(),
+            approver: None,
+            outcome: "ok".into(),
+            duration_ms: 0.0,
+        }
+    }
+
+    fn ids(records: &[AuditRecord]) -> Vec<&str> {
+        records
+            .iter()
+            .map(|record| record.call_id.as_str())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reads_see_the_newest_records_of_all_threads_together() {
+        let store = std::sync::Arc::new(MemoryAuditStore::new(4));
+        // Three threads, one after another (each its own part, where there are parts
+        // enough): the newest four of all come back, newest first.
+        for batch in [["1", "2"], ["3", "4"], ["5", "6"]] {
+            let store = std::sync::Arc::clone(&store);
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                for call_id in batch {
+                    runtime
+                        .block_on(store.append(record("ann", call_id)))
+                        .unwrap();
+                }
+            })
+            .join()
+            .unwrap();
+        }
+        store.append(record("bob", "7")).await.unwrap();
+        assert_eq!(
+            ids(&store.history("ann", 10).await.unwrap()),
+            ["6", "5", "4"]
+        );
+        assert_eq!(ids(&store.history("ann", 2).await.unwrap()), ["6", "5"]);
+        assert_eq!(ids(&store.history("bob", 10).await.unwrap()), ["7"]);
+        assert_eq!(store.verify().await.unwrap().unwrap().records, 4);
+    }
+
+    #[tokio::test]
+    async fn a_store_of_no_records_keeps_none() {
+        let store = MemoryAuditStore::new(0);
+        store.append(record("ann", "1")).await.unwrap();
+        assert!(store.history("ann", 10).await.unwrap().is_empty());
+        assert_eq!(store.verify().await.unwrap().unwrap().records, 0);
+    }
+
+    #[test]
+    fn threads_write_to_parts_of_their_own_up_to_the_part_count() {
+        let writers: Vec<usize> = (0..3)
+            .map(|_| std::thread::spawn(writer).join().unwrap())
+            .collect();
+        assert_eq!(writer(), writer(), "a thread keeps its part");
+        assert!(writers[0] != writers[1] && writers[1] != writers[2]);
+        assert!((1..=8).contains(&part_count()));
+    }
+}
