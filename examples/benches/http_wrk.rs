@@ -1,10 +1,11 @@
 //! Load from a separate process: `wrk` (apt-get install wrk) drives `POST /tools/call` through
 //! toolgate's router and a bare axum handler calling the same function, on one server in this
 //! process, in interleaved rounds (bare, toolgate, bare, toolgate, ...). Reports requests per
-//! second and p99 latency of each round, and toolgate's ratio to the bare handler per round.
+//! second and p99 latency of each round, toolgate's ratio to the bare handler per round, and
+//! the median of those ratios (a shared machine makes single rounds swing by ±10 %).
 //!
 //! `cargo bench -p toolgate-examples --bench http_wrk` (`WRK_SECONDS`, `WRK_ROUNDS`,
-//! `WRK_CONNECTIONS` change the defaults: 10 s, 2 rounds, 32 connections)
+//! `WRK_CONNECTIONS` change the defaults: 5 s, 6 rounds, 32 connections)
 
 mod common;
 
@@ -16,6 +17,8 @@ use common::{BARE_BODY, BARE_PATH, TOOL_BODY, start};
 struct Round {
     requests_per_second: f64,
     p99_ms: f64,
+    /// This process's (the server's) CPU time per request, user and system, in µs.
+    cpu_us: (f64, f64),
 }
 
 fn main() {
@@ -26,8 +29,8 @@ fn main() {
     if let [target, count] = arguments.as_slice() {
         return requests_in_process(target, count.parse().expect("a request count"));
     }
-    let seconds = setting("WRK_SECONDS", 10);
-    let rounds = setting("WRK_ROUNDS", 2);
+    let seconds = setting("WRK_SECONDS", 5);
+    let rounds = setting("WRK_ROUNDS", 6);
     let connections = setting("WRK_CONNECTIONS", 32);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let directory = std::env::temp_dir().join(format!("toolgate-wrk-{}", std::process::id()));
@@ -42,6 +45,7 @@ fn main() {
         ),
     ];
     println!("{connections} connections, {seconds} s per round");
+    let mut ratios = Vec::new();
     for round in 1..=rounds {
         let measured: Vec<Round> = targets
             .iter()
@@ -49,19 +53,29 @@ fn main() {
                 let script = directory.join(format!("post-{round}.lua"));
                 let measured = wrk(&script, url, body, seconds, connections);
                 println!(
-                    "round {round} {name:<22} {:>10.0} req/s  p99 {:>6.2} ms",
-                    measured.requests_per_second, measured.p99_ms
+                    "round {round} {name:<22} {:>10.0} req/s  p99 {:>6.2} ms  server CPU {:>5.1} µs user + {:>5.1} µs system a request",
+                    measured.requests_per_second, measured.p99_ms, measured.cpu_us.0, measured.cpu_us.1
                 );
                 measured
             })
             .collect();
         let (bare, tool) = (&measured[0], &measured[1]);
+        let ratio = (
+            tool.requests_per_second / bare.requests_per_second,
+            tool.p99_ms / bare.p99_ms,
+        );
         println!(
             "round {round} toolgate / bare: {:.2}× requests per second, {:.2}× p99",
-            tool.requests_per_second / bare.requests_per_second,
-            tool.p99_ms / bare.p99_ms
+            ratio.0, ratio.1
         );
+        ratios.push(ratio);
     }
+    let (throughput, p99): (Vec<f64>, Vec<f64>) = ratios.into_iter().unzip();
+    println!(
+        "median of {rounds} rounds, toolgate / bare: {:.2}× requests per second, {:.2}× p99",
+        median(throughput),
+        median(p99)
+    );
     let _ = std::fs::remove_dir_all(directory);
 }
 
@@ -96,6 +110,15 @@ fn requests_in_process(target: &str, count: u64) {
     let _ = std::fs::remove_dir_all(directory);
 }
 
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -110,6 +133,7 @@ fn wrk(script: &std::path::Path, url: &str, body: &str, seconds: u64, connection
         serde_json::to_string(body).unwrap()
     );
     std::fs::write(script, lua).unwrap();
+    let before = cpu_seconds();
     let output = Command::new("wrk")
         .args(["-t2", &format!("-c{connections}"), &format!("-d{seconds}s")])
         .arg("--latency")
@@ -124,10 +148,35 @@ fn wrk(script: &std::path::Path, url: &str, body: &str, seconds: u64, connection
         !report.contains("Non-2xx"),
         "some requests were refused:\n{report}"
     );
+    let after = cpu_seconds();
+    let requests = report
+        .lines()
+        .find_map(|line| line.trim().split_once(" requests in "))
+        .and_then(|(count, _)| count.parse::<f64>().ok())
+        .expect("wrk reports its request count");
+    let per_request = |(before, after): (f64, f64)| (after - before) * 1e6 / requests;
     Round {
         requests_per_second: field(&report, "Requests/sec:").expect("wrk reports requests/sec"),
         p99_ms: field(&report, "99%").expect("wrk --latency reports the 99th percentile"),
+        cpu_us: (
+            per_request((before.0, after.0)),
+            per_request((before.1, after.1)),
+        ),
     }
+}
+
+/// This process's CPU time so far, user and system, in seconds (`/proc/self/stat`, in
+/// Linux's user clock ticks, 1/100 s by its ABI).
+fn cpu_seconds() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux's /proc");
+    // Fields after the command's name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |index: usize| fields[index].parse::<f64>().expect("a tick count") / 100.0;
+    // utime and stime are the 14th and 15th fields; the state (3rd) is fields[0].
+    (ticks(11), ticks(12))
 }
 
 /// The number after `label` on its line, in milliseconds where it is a duration.

@@ -2,7 +2,8 @@
 //! registry, through rmcp's `ToolRouter`, and hand-written (`serde_json::from_str` into a
 //! struct, a direct call, `serde_json::to_value`: the floor), for a two-integer tool (`add`)
 //! and a three-parameter one with strings and a list (`search`). Then a 1,000-call batch
-//! against a loop of single calls, and what policy and audit cost. Every side runs in the
+//! against a loop of single calls, what policy and audit cost, and `add` called from two
+//! threads at once (what calls on different cores cost each other). Every side runs in the
 //! same process, on the same runtime, in the same run; the overhead of a row is its time
 //! less the floor's.
 //!
@@ -131,5 +132,96 @@ fn policy_and_audit(c: &mut Criterion) {
     let _ = std::fs::remove_file(log);
 }
 
-criterion_group!(benches, single_calls, batch_of_1000, policy_and_audit);
+/// `add` from two threads at once, each on a runtime of its own (the same two threads for
+/// every sample, as a server's workers are): one iteration is a call on each thread, so a
+/// row's time is what a call costs while another core is calling too.
+fn two_threads(c: &mut Criterion) {
+    let (default, history_off) = registries();
+    let mut group = c.benchmark_group("add_on_two_threads");
+    let floor = TwoThreads::new(|runtime, iterations| {
+        runtime.block_on(async {
+            for _ in 0..iterations {
+                black_box(floor_add(black_box(ADD)).await);
+            }
+        })
+    });
+    group.bench_function("floor", |b| {
+        b.iter_custom(|iterations| floor.run(iterations))
+    });
+    for (name, registry) in [
+        ("toolgate_default", default),
+        ("toolgate_history_off", history_off),
+    ] {
+        let caller = Caller::new("bench", "public");
+        let threads = TwoThreads::new(move |runtime, iterations| {
+            runtime.block_on(async {
+                for _ in 0..iterations {
+                    let call = ToolCall::new("1", "add", black_box(ADD));
+                    black_box(registry.call(&caller, call).await.result.unwrap());
+                }
+            })
+        });
+        group.bench_function(name, |b| {
+            b.iter_custom(|iterations| threads.run(iterations))
+        });
+    }
+    group.finish();
+}
+
+/// Two threads that make calls when told how many.
+struct TwoThreads {
+    jobs: Vec<std::sync::mpsc::Sender<u64>>,
+    spans: std::sync::mpsc::Receiver<(std::time::Instant, std::time::Instant)>,
+}
+
+impl TwoThreads {
+    /// Threads that run `calls(runtime, count)` on a runtime of their own when told a count.
+    fn new(calls: impl Fn(&tokio::runtime::Runtime, u64) + Clone + Send + 'static) -> Self {
+        let (span_sender, spans) = std::sync::mpsc::channel();
+        let jobs = (0..2)
+            .map(|_| {
+                let (job_sender, job_receiver) = std::sync::mpsc::channel::<u64>();
+                let (calls, span_sender) = (calls.clone(), span_sender.clone());
+                std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    // Ends when the bench drops its `TwoThreads`.
+                    for iterations in job_receiver {
+                        let began = std::time::Instant::now();
+                        calls(&runtime, iterations);
+                        let _ = span_sender.send((began, std::time::Instant::now()));
+                    }
+                });
+                job_sender
+            })
+            .collect();
+        TwoThreads { jobs, spans }
+    }
+
+    /// The time from the first thread's start to the last one's end, `iterations` calls each.
+    fn run(&self, iterations: u64) -> std::time::Duration {
+        for job in &self.jobs {
+            job.send(iterations).expect("the bench's threads run");
+        }
+        let spans: Vec<_> = self
+            .jobs
+            .iter()
+            .map(|_| self.spans.recv().unwrap())
+            .collect();
+        let began = spans.iter().map(|span| span.0).min();
+        let ended = spans.iter().map(|span| span.1).max();
+        began
+            .zip(ended)
+            .map_or_else(Default::default, |(began, ended)| ended - began)
+    }
+}
+
+criterion_group!(
+    benches,
+    single_calls,
+    batch_of_1000,
+    policy_and_audit,
+    two_threads
+);
 criterion_main!(benches);
