@@ -73,13 +73,13 @@ impl MemoryAuditStore {
     }
 
     /// Keeps a record as the registry hands it over (see [`KeptRecord`]), its names copied
-    /// in. Once a part is full, its oldest record is overwritten where it
-    /// lies, its strings' buffers reused: a call in the steady state allocates nothing here
-    /// and moves no record.
+    /// in. Once a part is full, its oldest record is overwritten where it lies, its strings'
+    /// buffers reused: a call in the steady state allocates nothing here and moves no record.
     pub(crate) fn keep(&self, record: KeptRecord, names: Names<'_>) {
-        let Some(part) = self.parts.get(writer() % self.parts.len().max(1)) else {
+        if self.parts.is_empty() {
             return;
-        };
+        }
+        let part = &self.parts[writer() % self.parts.len()];
         let evicted = lock(&part.0).keep(record, names);
         // What the evicted record held alone is freed after the lock is released.
         drop(evicted);

@@ -116,12 +116,17 @@ mod tests {
     }
 
     #[test]
-    fn an_overwritten_record_takes_the_new_tool_and_id() {
-        let ring = filled(4);
+    fn an_overwritten_record_takes_every_name_of_the_new_one() {
+        let mut ring = filled(3);
+        let names = Names {
+            caller: "bob",
+            role: "admin",
+            tool: "search",
+            call_id: "x",
+        };
+        assert!(ring.keep(record(""), names).is_some());
         let newest = ring.newest_first().next().unwrap();
-        assert_eq!(
-            (newest.tool.as_str(), newest.call_id.as_str()),
-            ("add", "3")
-        );
+        let kept = [&newest.caller, &newest.role, &newest.tool, &newest.call_id];
+        assert_eq!(kept, ["bob", "admin", "search", "x"]);
     }
 }
