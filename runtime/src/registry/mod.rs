@@ -242,7 +242,9 @@ impl Registry {
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
     // Not through `call_with`: a plain call has no options to build, move and drop.
     pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
-        let snapshot = self.inner.snapshot.load_full();
+        // A guard, not a counted reference: every core counting the one snapshot's references
+        // would pass its cache line back and forth on every call.
+        let snapshot = self.inner.snapshot.load();
         let run = self.run_for(&snapshot, caller, None);
         execute::execute(&run, call).await
     }
@@ -285,7 +287,8 @@ impl Registry {
             ask_caller,
         };
         async move {
-            let snapshot = self.inner.snapshot.load_full();
+            // A guard, as in `call`.
+            let snapshot = self.inner.snapshot.load();
             let run = execute::Run {
                 cancel: cancel::Cancel(cancel.as_ref()),
                 dry_run,
