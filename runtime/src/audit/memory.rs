@@ -161,21 +161,7 @@ impl AuditStore for MemoryAuditStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(caller: &str, call_id: &str) -> AuditRecord {
-        AuditRecord {
-            time_ms: 0,
-            caller: caller.into(),
-            role: "staff".into(),
-            tool: "add".into(),
-            call_id: call_id.into(),
-            arguments: serde_json::json!({}),
-            decision: "allow".into(),
-            approver: None,
-            outcome: "ok".into(),
-            duration_ms: 0.0,
-        }
-    }
+    use crate::audit::test_record as record;
 
     fn ids(records: &[AuditRecord]) -> Vec<&str> {
         records

@@ -21,6 +21,23 @@ pub use memory::MemoryAuditStore;
 pub use store::AuditStore;
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 
+/// A plain record of `caller` for the history's tests.
+#[cfg(test)]
+pub(crate) fn test_record(caller: &str, call_id: &str) -> AuditRecord {
+    AuditRecord {
+        time_ms: 0,
+        caller: caller.into(),
+        role: "staff".into(),
+        tool: "add".into(),
+        call_id: call_id.into(),
+        arguments: serde_json::json!({}),
+        decision: "allow".into(),
+        approver: None,
+        outcome: "ok".into(),
+        duration_ms: 0.0,
+    }
+}
+
 /// Shown instead of a secret argument's value.
 pub const REDACTED: &str = "[redacted]";
 

@@ -52,21 +52,19 @@ impl Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::AuditRecord;
+    use crate::audit::test_record;
 
-    fn record(call_id: &str) -> KeptRecord {
-        KeptRecord::from(AuditRecord {
-            time_ms: 0,
-            caller: "ann".into(),
-            role: "staff".into(),
-            tool: "add".into(),
-            call_id: call_id.into(),
-            arguments: serde_json::json!({}),
-            decision: "allow".into(),
-            approver: None,
-            outcome: "ok".into(),
-            duration_ms: 0.0,
-        })
+    fn record() -> KeptRecord {
+        KeptRecord::from(test_record("", ""))
+    }
+
+    fn names(call_id: &str) -> Names<'_> {
+        Names {
+            caller: "ann",
+            role: "staff",
+            tool: "add",
+            call_id,
+        }
     }
 
     fn ids(ring: &Ring) -> Vec<String> {
@@ -78,13 +76,7 @@ mod tests {
     fn filled(count: usize) -> Ring {
         let mut ring = Ring::new(3);
         for n in 0..count {
-            let names = Names {
-                caller: "ann",
-                role: "staff",
-                tool: "add",
-                call_id: &n.to_string(),
-            };
-            let evicted = ring.keep(record(""), names);
+            let evicted = ring.keep(record(), names(&n.to_string()));
             assert_eq!(evicted.is_some(), n >= 3, "record {n}");
         }
         ring
@@ -105,13 +97,7 @@ mod tests {
     #[test]
     fn a_ring_of_no_records_keeps_none() {
         let mut ring = Ring::new(0);
-        let names = Names {
-            caller: "ann",
-            role: "staff",
-            tool: "add",
-            call_id: "1",
-        };
-        assert!(ring.keep(record(""), names).is_none());
+        assert!(ring.keep(record(), names("1")).is_none());
         assert_eq!(ring.newest_first().count(), 0);
     }
 
@@ -124,7 +110,7 @@ mod tests {
             tool: "search",
             call_id: "x",
         };
-        assert!(ring.keep(record(""), names).is_some());
+        assert!(ring.keep(record(), names).is_some());
         let newest = ring.newest_first().next().unwrap();
         let kept = [&newest.caller, &newest.role, &newest.tool, &newest.call_id];
         assert_eq!(kept, ["bob", "admin", "search", "x"]);
