@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::arguments::ToolArguments;
 use crate::content::Content;
@@ -35,9 +36,9 @@ pub(crate) fn content_of(
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     /// The provider's id for the call, echoed in the outcome.
-    pub id: String,
+    pub id: SmolStr,
     /// The tool's name.
-    pub name: String,
+    pub name: SmolStr,
     /// The arguments, in whatever form they came.
     pub arguments: ToolArguments,
 }
@@ -46,8 +47,8 @@ impl ToolCall {
     /// A call with an id, a tool name and arguments (a `serde_json::Value`, a JSON string,
     /// or JSON bytes).
     pub fn new(
-        id: impl Into<String>,
-        name: impl Into<String>,
+        id: impl Into<SmolStr>,
+        name: impl Into<SmolStr>,
         arguments: impl Into<ToolArguments>,
     ) -> Self {
         ToolCall {
@@ -62,9 +63,9 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolOutcome {
     /// The call's id, as given.
-    pub call_id: String,
+    pub call_id: SmolStr,
     /// The tool's name, as given.
-    pub tool: String,
+    pub tool: SmolStr,
     /// The tool's JSON result, or the error for the model.
     pub result: Result<Value, ToolError>,
     /// Time from receiving the call to its outcome.

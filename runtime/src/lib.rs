@@ -128,6 +128,9 @@ pub use registry::{
     Registry, RegistryBuilder, ToolList,
 };
 pub use roles::Roles;
+/// The string type of names and ids a call carries ([`ToolCall`], [`ToolOutcome`], [`Caller`]):
+/// up to 23 bytes kept inline, so short names cost no allocation and clone by copying.
+pub use smol_str::SmolStr;
 pub use template::{ConfiguredTool, ToolTemplate};
 pub use tool::{FnTool, ReviewFn, Tool, ToolFuture, ToolResult};
 

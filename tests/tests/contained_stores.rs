@@ -67,7 +67,7 @@ fn summary(outcomes: &[ToolOutcome]) -> Vec<(String, Result<String, String>)> {
                 Ok(value) => Ok(value.as_str().unwrap_or_default().to_owned()),
                 Err(error) => Err(error.code.to_string()),
             };
-            (outcome.call_id.clone(), result)
+            (outcome.call_id.to_string(), result)
         })
         .collect()
 }

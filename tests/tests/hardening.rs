@@ -471,3 +471,65 @@ mod panicking_application_code {
         assert!(still.is_ok());
     }
 }
+
+/// A panic while answering an HTTP request: a JSON `500` for that request, and the router
+/// answers the next one.
+mod http_panics {
+    use axum::body::Body;
+    use axum::http::request::Parts;
+    use axum::http::{Request, StatusCode, header};
+    use serde_json::{Value, json};
+    use toolgate::http::{AuthError, HttpOptions, router};
+    use toolgate::prelude::*;
+    use tower::ServiceExt;
+
+    fn app() -> axum::Router {
+        let registry = Registry::builder()
+            .roles(["staff", "admin"])
+            .build()
+            .unwrap();
+        // The application's own code, run in the request's extractor.
+        let authenticate = |parts: &Parts| -> Result<Caller, AuthError> {
+            if parts.headers.contains_key("x-break-the-hook") {
+                panic!("the authentication hook broke");
+            }
+            Ok(Caller::new("ana", "staff"))
+        };
+        router(registry, authenticate, HttpOptions::default())
+    }
+
+    async fn send(app: &axum::Router, path: &str, body: Value, panic: bool) -> (StatusCode, Value) {
+        let mut request = Request::post(path).header(header::CONTENT_TYPE, "application/json");
+        if panic {
+            request = request.header("x-break-the-hook", "1");
+        }
+        let request = request.body(Body::from(body.to_string())).unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_panicking_hook_is_answered_with_json_and_the_router_serves_on() {
+        let app = app();
+        let call = json!({"name": "small", "arguments": {"n": 7}});
+        for path in ["/tools/call", "/approvals/approve"] {
+            let (status, body) = send(&app, path, call.clone(), true).await;
+            assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}: {body}");
+            assert_eq!(body["error"]["code"], "internal_error", "{path}: {body}");
+            assert!(
+                !body.to_string().contains("broke"),
+                "the panic's text stays in: {body}"
+            );
+        }
+
+        let (status, body) = send(&app, "/tools/call", call, false).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["ok"], true, "{body}");
+        assert_eq!(body["result"], json!({"n": 7, "more": []}));
+    }
+}

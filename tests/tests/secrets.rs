@@ -314,7 +314,7 @@ async fn mcp_results_never_carry_a_secret() {
         let ToolArguments::Value(Value::Object(arguments)) = call.arguments else {
             continue;
         };
-        let request = CallToolRequestParams::new(call.name.clone()).with_arguments(arguments);
+        let request = CallToolRequestParams::new(call.name.to_string()).with_arguments(arguments);
         let answer = match client.peer().call_tool_once(request).await {
             Ok(result) => format!("{result:?}"),
             Err(error) => error.to_string(),

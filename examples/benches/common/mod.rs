@@ -1,5 +1,5 @@
 //! What the HTTP benches share: the clinic's router, beside a bare axum handler calling the
-//! same function, on one loopback address.
+//! same function (served on loopback, or called in process).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,12 +28,17 @@ async fn bare_hours(Json(arguments): Json<HoursArguments>) -> Json<Value> {
     Json(json!([{"day": day, "hours": hours_for(day)}]))
 }
 
-/// Serves the clinic and the bare handler on loopback; the base URL.
-pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
+/// The clinic's router with the bare handler beside it.
+pub fn router(database: &std::path::Path) -> axum::Router {
     let clinic = Arc::new(Clinic::open(database).unwrap());
     let registry = registry(Arc::clone(&clinic)).unwrap();
-    let tools = app(agent(registry, model_from_env()), clinic);
-    let router = tools.route(BARE_PATH, post(bare_hours));
+    app(agent(registry, model_from_env()), clinic).route(BARE_PATH, post(bare_hours))
+}
+
+/// Serves the clinic and the bare handler on loopback; the base URL.
+#[allow(dead_code)] // Not every bench serves over sockets.
+pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
+    let router = router(database);
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await

@@ -73,10 +73,11 @@ async fn get_clinic_hours(
     day: Option<Weekday>,
 ) -> Value {
     let days: Vec<Weekday> = day.map_or_else(|| WEEK.to_vec(), |day| vec![day]);
-    json!(
+    // The array is built as JSON directly: `json!` of a `Vec<Value>` would copy every day.
+    Value::Array(
         days.into_iter()
             .map(|day| json!({"day": day, "hours": hours_for(day)}))
-            .collect::<Vec<_>>()
+            .collect(),
     )
 }
 

@@ -230,7 +230,7 @@ fn conversion(function: &ToolFn) -> (Type, TokenStream) {
     let output_span = function.output_span;
     match &function.output {
         Output::Result { ok } => {
-            let ok_to_value = quote_spanned!(syn::spanned::Spanned::span(ok)=> ::toolgate::__private::output_to_value(&__value));
+            let ok_to_value = quote_spanned!(syn::spanned::Spanned::span(ok)=> ::toolgate::__private::output_to_value(__value));
             let convert = quote_spanned!(output_span=>
                 match __output {
                     ::core::result::Result::Ok(__value) => #ok_to_value,
@@ -246,7 +246,7 @@ fn conversion(function: &ToolFn) -> (Type, TokenStream) {
         }
         Output::Plain(ty) => (
             ty.clone(),
-            quote_spanned!(output_span=> ::toolgate::__private::output_to_value(&__output)),
+            quote_spanned!(output_span=> ::toolgate::__private::output_to_value(__output)),
         ),
     }
 }

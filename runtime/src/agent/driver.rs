@@ -274,8 +274,8 @@ fn over_the_limit(settings: &Settings, call: &ModelCall) -> ToolOutcome {
         ),
     );
     ToolOutcome {
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
+        call_id: call.id.as_str().into(),
+        tool: call.name.as_str().into(),
         result: Err(error),
         duration: Duration::ZERO,
         ui: None,
@@ -303,8 +303,8 @@ pub(crate) fn record(
     let max = settings.max_result_bytes;
     let is_content = outcome.is_content;
     let result = ToolResult {
-        call_id: outcome.call_id,
-        tool: outcome.tool,
+        call_id: outcome.call_id.to_string(),
+        tool: outcome.tool.to_string(),
         result: outcome.result.map(|value| match is_content {
             true => cut_text_blocks(value, max),
             false => cut_to_size(value, max),
@@ -371,8 +371,8 @@ fn waiting_for_approval(outcome: &ToolOutcome, arguments: &Value) -> Option<Pend
     let details = error.details.as_ref()?;
     let text = |key: &str| details.get(key).and_then(Value::as_str).map(str::to_owned);
     Some(PendingApproval {
-        call_id: outcome.call_id.clone(),
-        tool: outcome.tool.clone(),
+        call_id: outcome.call_id.to_string(),
+        tool: outcome.tool.to_string(),
         arguments: arguments.clone(),
         reason: text("reason").unwrap_or_default(),
         ticket: text("ticket")?,

@@ -58,8 +58,8 @@ impl ModelCall {
 impl From<&ToolCall> for ModelCall {
     fn from(call: &ToolCall) -> Self {
         ModelCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
+            id: call.id.to_string(),
+            name: call.name.to_string(),
             arguments: call.arguments.to_json_text(),
         }
     }
@@ -84,8 +84,8 @@ impl ToolResult {
     /// The result as a [`ToolOutcome`], for the [`formats`](crate::formats) writers.
     pub fn to_outcome(&self) -> ToolOutcome {
         ToolOutcome {
-            call_id: self.call_id.clone(),
-            tool: self.tool.clone(),
+            call_id: self.call_id.as_str().into(),
+            tool: self.tool.as_str().into(),
             result: self.result.clone(),
             duration: std::time::Duration::ZERO,
             ui: None,

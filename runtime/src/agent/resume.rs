@@ -157,8 +157,8 @@ async fn decided_elsewhere(
     let outcome = decided
         .map_err(AgentError::Store)?
         .map(|decided| ToolOutcome {
-            call_id: waiting.call_id.clone(),
-            tool: waiting.tool.clone(),
+            call_id: waiting.call_id.as_str().into(),
+            tool: waiting.tool.as_str().into(),
             result: decided.result,
             duration: Duration::ZERO,
             ui: None,
@@ -173,8 +173,8 @@ fn expired(waiting: &PendingApproval) -> ToolOutcome {
         "no one decided about this call before its approval request expired; it did not run",
     );
     ToolOutcome {
-        call_id: waiting.call_id.clone(),
-        tool: waiting.tool.clone(),
+        call_id: waiting.call_id.as_str().into(),
+        tool: waiting.tool.as_str().into(),
         result: Err(error),
         duration: Duration::ZERO,
         ui: None,

@@ -106,7 +106,7 @@ pub fn function_response_content(outcomes: &[ToolOutcome]) -> Value {
                 function_response["parts"] = Value::Array(media);
             }
             if !outcome.call_id.starts_with(GENERATED_ID_PREFIX) {
-                function_response["id"] = Value::String(outcome.call_id.clone());
+                function_response["id"] = Value::String(outcome.call_id.to_string());
             }
             json!({ "functionResponse": function_response })
         })

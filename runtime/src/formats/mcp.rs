@@ -85,7 +85,7 @@ pub fn structured_content(definition: &ToolDefinition, value: &Value) -> Option<
 
 /// A `tools/call` request's params (`{"name", "arguments"}`) as a call with the request's id.
 pub fn call_from_params(
-    request_id: impl Into<String>,
+    request_id: impl Into<crate::SmolStr>,
     params: &Value,
 ) -> Result<ToolCall, FormatError> {
     let name = string_field(params, "name", "the `tools/call` params")?;

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use axum::http::StatusCode;
 use axum::http::request::Parts;
@@ -35,13 +36,66 @@ impl AuthError {
     }
 }
 
-/// The future of an authentication.
-pub type AuthFuture = Pin<Box<dyn Future<Output = Result<Caller, AuthError>> + Send + 'static>>;
+/// The future of an authentication: an answer known at once ([`AuthFuture::ready`], kept
+/// inline: most checks are a header and a lookup), or a lookup that must wait
+/// ([`AuthFuture::new`], boxed).
+///
+/// ```
+/// use toolgate::Caller;
+/// use toolgate::http::{AuthError, AuthFuture};
+///
+/// let known = AuthFuture::ready(Ok(Caller::new("ana", "staff")));
+/// let looked_up = AuthFuture::new(async { Err(AuthError::unauthenticated("unknown token")) });
+/// # drop((known, looked_up));
+/// ```
+pub struct AuthFuture(Answer);
+
+enum Answer {
+    Ready(Option<Result<Caller, AuthError>>),
+    Waiting(Pin<Box<dyn Future<Output = Result<Caller, AuthError>> + Send + 'static>>),
+}
+
+impl AuthFuture {
+    /// An answer known now.
+    pub fn ready(answer: Result<Caller, AuthError>) -> Self {
+        AuthFuture(Answer::Ready(Some(answer)))
+    }
+
+    /// An answer still to be looked up (a session store, a token service).
+    pub fn new(lookup: impl Future<Output = Result<Caller, AuthError>> + Send + 'static) -> Self {
+        AuthFuture(Answer::Waiting(Box::pin(lookup)))
+    }
+}
+
+impl Future for AuthFuture {
+    type Output = Result<Caller, AuthError>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Answer::Ready(answer) => Poll::Ready(
+                answer
+                    .take()
+                    .expect("an authentication is not polled after it answered"),
+            ),
+            Answer::Waiting(lookup) => lookup.as_mut().poll(context),
+        }
+    }
+}
+
+impl std::fmt::Debug for AuthFuture {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.0 {
+            Answer::Ready(_) => "ready",
+            Answer::Waiting(_) => "waiting",
+        };
+        formatter.debug_tuple("AuthFuture").field(&state).finish()
+    }
+}
 
 /// Turns a request into a [`Caller`] with the application's own authentication (sessions,
 /// bearer tokens, mTLS, ...). Implemented for closures `Fn(&Parts) -> Result<Caller, AuthError>`;
 /// implement the trait for lookups that must `.await` (take what you need from `parts`
-/// before the future).
+/// before the future, and return it as [`AuthFuture::new`]).
 pub trait Authenticate: Send + Sync + 'static {
     /// The caller of this request, or why it is refused.
     fn authenticate(&self, parts: &Parts) -> AuthFuture;
@@ -52,6 +106,29 @@ where
     F: Fn(&Parts) -> Result<Caller, AuthError> + Send + Sync + 'static,
 {
     fn authenticate(&self, parts: &Parts) -> AuthFuture {
-        Box::pin(std::future::ready(self(parts)))
+        AuthFuture::ready(self(parts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AuthError, AuthFuture};
+    use crate::Caller;
+
+    #[tokio::test]
+    async fn an_answer_known_at_once_and_one_looked_up_both_arrive() {
+        let known = AuthFuture::ready(Ok(Caller::new("ana", "staff")));
+        assert_eq!(format!("{known:?}"), r#"AuthFuture("ready")"#);
+        assert_eq!(known.await, Ok(Caller::new("ana", "staff")));
+
+        let looked_up = AuthFuture::new(async {
+            tokio::task::yield_now().await;
+            Err(AuthError::forbidden("not on the rota"))
+        });
+        assert_eq!(format!("{looked_up:?}"), r#"AuthFuture("waiting")"#);
+        assert_eq!(
+            looked_up.await,
+            Err(AuthError::forbidden("not on the rota"))
+        );
     }
 }

@@ -49,6 +49,7 @@
 //! ```
 
 mod auth;
+mod caught;
 mod chat;
 mod errors;
 mod events;
@@ -61,13 +62,13 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{get, post};
-use tower_http::catch_panic::CatchPanicLayer;
 
 pub use auth::{AuthError, AuthFuture, Authenticate};
 pub use errors::ApiError;
 pub use wire::OutcomeBody;
 
 use crate::registry::Registry;
+use caught::Caught;
 
 /// Settings of the router.
 #[derive(Debug, Clone)]
@@ -121,24 +122,24 @@ pub fn agent_router(
 fn routes(shared: Shared) -> Router {
     let with_agent = shared.agent.is_some();
     let mut router = Router::new()
-        .route("/tools", get(handlers::list_tools))
-        .route("/tools/call", post(handlers::call_tools))
-        .route("/tools/search", get(search::search))
-        .route("/approvals", get(handlers::list_approvals))
-        .route("/approvals/approve", post(handlers::approve))
-        .route("/approvals/deny", post(handlers::deny))
-        .route("/events", get(events::events))
-        .route("/me", get(handlers::me))
-        .route("/health", get(handlers::health));
+        .route("/tools", get(Caught(handlers::list_tools)))
+        .route("/tools/call", post(Caught(handlers::call_tools)))
+        .route("/tools/search", get(Caught(search::search)))
+        .route("/approvals", get(Caught(handlers::list_approvals)))
+        .route("/approvals/approve", post(Caught(handlers::approve)))
+        .route("/approvals/deny", post(Caught(handlers::deny)))
+        .route("/events", get(Caught(events::events)))
+        .route("/me", get(Caught(handlers::me)))
+        .route("/health", get(Caught(handlers::health)));
     if with_agent {
         router = router
-            .route("/chat", post(chat::chat))
-            .route("/chat/{run}", get(chat::show))
-            .route("/chat/{run}/resume", post(chat::resume));
+            .route("/chat", post(Caught(chat::chat)))
+            .route("/chat/{run}", get(Caught(chat::show)))
+            .route("/chat/{run}/resume", post(Caught(chat::resume)));
     }
+    // Every handler is `Caught`: a panic is answered with JSON (see `caught`).
     router
-        .fallback(handlers::not_found)
-        .method_not_allowed_fallback(handlers::method_not_allowed)
-        .layer(CatchPanicLayer::custom(errors::panic_response))
+        .fallback(Caught(handlers::not_found))
+        .method_not_allowed_fallback(Caught(handlers::method_not_allowed))
         .with_state(Arc::new(shared))
 }

@@ -8,6 +8,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use smol_str::{SmolStr, SmolStrBuilder};
 
 use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
@@ -18,9 +19,9 @@ use crate::http::errors::ApiError;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OutcomeBody {
     /// The call's id.
-    pub call_id: String,
+    pub call_id: SmolStr,
     /// The tool's name.
-    pub tool: String,
+    pub tool: SmolStr,
     /// Whether the call succeeded.
     pub ok: bool,
     /// The result, on success.
@@ -180,15 +181,15 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
             format!("calls[{index}]")
         }
     };
-    let Some(name) = fields.name.and_then(from_raw::<String>) else {
+    let Some(name) = fields.name.and_then(from_raw::<SmolStr>) else {
         let place = place();
         return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
     };
     let id = match fields.id.map(|raw| (first_byte(raw), raw)) {
         None | Some((b'n', _)) => default_id(index),
-        Some((b'"', raw)) => from_raw::<String>(raw).unwrap_or_default(),
+        Some((b'"', raw)) => from_raw::<SmolStr>(raw).unwrap_or_default(),
         Some((_, raw)) => match from_raw::<serde_json::Number>(raw) {
-            Some(number) => number.to_string(),
+            Some(number) => SmolStr::new(number.to_string()),
             None => {
                 let place = place();
                 return Err(malformed(format!(
@@ -208,13 +209,12 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
 
 /// `call-<index>`: the id of a call sent without one (written without `format!`, whose
 /// machinery costs more than the rest of reading a small call).
-fn default_id(index: usize) -> String {
+fn default_id(index: usize) -> SmolStr {
     let mut digits = itoa::Buffer::new();
-    let digits = digits.format(index);
-    let mut id = String::with_capacity("call-".len() + digits.len());
+    let mut id = SmolStrBuilder::new();
     id.push_str("call-");
-    id.push_str(digits);
-    id
+    id.push_str(digits.format(index));
+    id.finish()
 }
 
 /// A raw value read as `T`, if it is one.
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn ids_are_strings_or_numbers() {
         let ids =
-            |body: &str| -> Vec<String> { calls(body).into_iter().map(|call| call.id).collect() };
+            |body: &str| -> Vec<SmolStr> { calls(body).into_iter().map(|call| call.id).collect() };
         let body = r#"[{"name": "t", "id": "x"}, {"name": "t", "id": 7}, {"name": "t", "id": 1.5},
             {"name": "t", "id": null}, {"name": "t"}]"#;
         assert_eq!(ids(body), ["x", "7", "1.5", "call-3", "call-4"]);
@@ -302,7 +302,7 @@ mod tests {
     #[test]
     fn calls_without_ids_are_named_by_their_place() {
         let body = format!("[{}]", [r#"{"name": "t"}"#; 12].join(","));
-        let ids: Vec<String> = calls(&body).into_iter().map(|call| call.id).collect();
+        let ids: Vec<SmolStr> = calls(&body).into_iter().map(|call| call.id).collect();
         let expected: Vec<String> = (0..12).map(|index| format!("call-{index}")).collect();
         assert_eq!(ids, expected);
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::Value;
+use smol_str::SmolStr;
 use tracing::Instrument;
 
 use crate::approval::AskCaller;
@@ -93,7 +94,7 @@ pub(crate) fn execute<'a>(
         let name = if trail.found || is_valid_tool_name(&name) {
             name
         } else {
-            clip(&name, MAX_QUOTED).into_owned()
+            SmolStr::from(clip(&name, MAX_QUOTED))
         };
         let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
         finish(run.config, run.caller, id, name, result, started, trail).await

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::audit::{AuditMode, AuditRecord, AuditSink, KeptArguments, KeptRecord, Names, redact};
 use crate::call::{ToolCall, ToolOutcome};
@@ -204,8 +205,8 @@ impl Future for Finished<'_> {
 pub(crate) fn finish<'a>(
     config: &'a Config,
     caller: &Caller,
-    call_id: String,
-    tool: String,
+    call_id: SmolStr,
+    tool: SmolStr,
     result: ToolResult,
     started: Instant,
     trail: Trail,
@@ -215,8 +216,8 @@ pub(crate) fn finish<'a>(
     let governance = &config.governance;
     governance.events.publish(|| {
         let kind = EventKind::CallFinished {
-            call_id: call_id.clone(),
-            tool: tool.clone(),
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
             ok: result.is_ok(),
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().cloned(),

@@ -110,12 +110,21 @@ pub(crate) async fn resume(
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     let keep = trail.run_id.is_some();
-    let outcome = finish(config, &caller, call_id, tool, result, started, trail).await;
+    let outcome = finish(
+        config,
+        &caller,
+        call_id.into(),
+        tool.into(),
+        result,
+        started,
+        trail,
+    )
+    .await;
     if keep {
         // An agent run goes on with this outcome, whoever decided and through which route.
         let decided = DecidedCall {
-            call_id: outcome.call_id.clone(),
-            tool: outcome.tool.clone(),
+            call_id: outcome.call_id.to_string(),
+            tool: outcome.tool.to_string(),
             result: outcome.result.clone(),
             is_content: outcome.is_content,
             keep_until: expires.saturating_add(KEEP_DECIDED_SECS),

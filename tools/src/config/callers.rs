@@ -83,7 +83,7 @@ impl Authenticate for Callers {
                 AuthError::unauthenticated("the token is not one of a configured caller")
             }),
         };
-        Box::pin(std::future::ready(answer))
+        AuthFuture::ready(answer)
     }
 }
 

@@ -1,0 +1,99 @@
+//! Instructions per HTTP request, counted by valgrind's callgrind: the clinic's
+//! `POST /tools/call` against a bare axum handler calling the same function, both through the
+//! same router in process (no sockets, so the count is the request's own work: routing,
+//! extractors, the call, the response). Stable where timings are not; `http_wrk` measures
+//! the rate over real connections.
+//!
+//! `cargo bench -p toolgate-examples --bench http_instructions` (needs `valgrind`)
+//!
+//! Run by itself with `<row> <count>`, it answers that many requests and exits (what
+//! callgrind counts). Each row runs N and 2N requests, and reports the difference over N, so
+//! start-up cancels out.
+
+mod common;
+
+use std::process::Command;
+
+use axum::body::Body;
+use axum::http::{Request, header};
+use tower::ServiceExt;
+
+const ROWS: [&str; 2] = ["bare", "toolgate"];
+const REQUESTS: u64 = 1_000;
+
+fn main() {
+    let arguments: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    match arguments.as_slice() {
+        [row, count] => serve(row, count.parse().expect("a request count")),
+        _ => report(),
+    }
+}
+
+fn report() {
+    let program = std::env::current_exe().expect("the bench's own path");
+    let per_request = |row| {
+        let once = counted(&program, row, REQUESTS);
+        let twice = counted(&program, row, 2 * REQUESTS);
+        twice.saturating_sub(once) / REQUESTS
+    };
+    let [bare, toolgate] = ROWS.map(per_request);
+    println!("instructions per request: bare axum handler {bare}, toolgate /tools/call {toolgate}");
+    println!(
+        "toolgate / bare: {:.2}× the instructions",
+        toolgate as f64 / bare as f64
+    );
+}
+
+/// Instructions callgrind counted for `count` requests of `row`, start-up included.
+fn counted(program: &std::path::Path, row: &str, count: u64) -> u64 {
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(program)
+        .args([row, &count.to_string()])
+        .output()
+        .expect("valgrind is installed (apt-get install valgrind)");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{row} failed under callgrind:\n{log}"
+    );
+    log.lines()
+        .find_map(|line| line.split("Collected : ").nth(1))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("callgrind reported no count for {row}:\n{log}"))
+}
+
+/// Answers `count` requests of `row` on a single-threaded runtime.
+fn serve(row: &str, count: u64) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let directory = tempfile::tempdir().unwrap();
+    let router = common::router(&directory.path().join("clinic.db"));
+    let (path, body) = match row {
+        "bare" => (common::BARE_PATH, common::BARE_BODY),
+        _ => ("/tools/call", common::TOOL_BODY),
+    };
+    runtime.block_on(async {
+        for _ in 0..count {
+            let request = Request::post(path)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body))
+                .unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert!(
+                response.status().is_success(),
+                "{row}: {}",
+                response.status()
+            );
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            std::hint::black_box(bytes);
+        }
+    });
+}

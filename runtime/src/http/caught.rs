@@ -1,0 +1,42 @@
+//! A panic in a handler — in the application's authentication hook, say, which runs in its
+//! extractor — answered as a JSON `500` instead of a dropped connection.
+//!
+//! The handler's own future catches it. A router layer would do the same, but axum boxes
+//! every request's future once more for each layer; this wrapper adds no allocation.
+
+use std::panic::AssertUnwindSafe;
+
+use axum::extract::Request;
+use axum::handler::Handler;
+use axum::response::Response;
+use futures::FutureExt;
+use futures::future::{CatchUnwind, Map};
+
+use crate::http::errors::panic_response;
+
+/// `handler`, answering a panic with [`panic_response`].
+#[derive(Clone, Copy)]
+pub(crate) struct Caught<H>(pub(crate) H);
+
+type Outcome = std::thread::Result<Response>;
+
+impl<H, T, S> Handler<T, S> for Caught<H>
+where
+    H: Handler<T, S>,
+    S: Send + 'static,
+{
+    type Future = Map<CatchUnwind<AssertUnwindSafe<H::Future>>, fn(Outcome) -> Response>;
+
+    fn call(self, request: Request, state: S) -> Self::Future {
+        // Unwind safety: a panicking request's state is dropped with it; what it shares
+        // (the registry, the stores) keeps its own invariants under panics, as the
+        // registry's containment of tools requires anyway.
+        AssertUnwindSafe(self.0.call(request, state))
+            .catch_unwind()
+            .map(answered as fn(Outcome) -> Response)
+    }
+}
+
+fn answered(outcome: Outcome) -> Response {
+    outcome.unwrap_or_else(panic_response)
+}
