@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::AuditRecord;
+use super::readers::Readers;
 
 /// Turns arguments kept as text back into the value a record shows (parsed, normalized as
 /// the checked path would have, secrets redacted).
@@ -16,15 +17,53 @@ pub(crate) trait ReadBack: Send + Sync {
     fn read_back(&self, text: &str) -> Value;
 }
 
-/// A call's arguments as its record keeps them.
-pub(crate) enum KeptArguments {
+/// A reader of kept text as a call holds it: its tool's entry, borrowed. The history
+/// shares it (counts a reference) only for the first of its records that needs it.
+pub(crate) trait Reader: ReadBack {
+    /// Names the reader while it is held: its address.
+    fn key(&self) -> usize;
+    /// The reader, to be held by the history.
+    fn share(&self) -> Arc<dyn ReadBack>;
+}
+
+/// A call's arguments on their way to its record.
+pub(crate) enum CallArguments<'r> {
     /// As a JSON value (secrets already redacted).
     Value(Value),
     /// The text a proven tool read straight into its parameters, and how to read it back.
     Text {
         text: String,
-        reader: Arc<dyn ReadBack>,
+        reader: &'r dyn Reader,
     },
+}
+
+impl Default for CallArguments<'_> {
+    fn default() -> Self {
+        CallArguments::Value(Value::Null)
+    }
+}
+
+impl CallArguments<'_> {
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            CallArguments::Value(value) => value.clone(),
+            CallArguments::Text { text, reader } => reader.read_back(text),
+        }
+    }
+
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            CallArguments::Value(value) => value,
+            text => text.to_value(),
+        }
+    }
+}
+
+/// A call's arguments as the history keeps them: a value, or text and the slot of its
+/// reader in the record's part ([`Readers`]).
+pub(crate) enum KeptArguments {
+    Value(Value),
+    Text { text: String, reader: usize },
 }
 
 impl Default for KeptArguments {
@@ -43,23 +82,25 @@ impl fmt::Debug for KeptArguments {
 }
 
 impl KeptArguments {
-    /// The arguments as a record shows them.
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            KeptArguments::Value(value) => value.clone(),
-            KeptArguments::Text { text, reader } => reader.read_back(text),
+    /// Kept: text holds its reader in `readers`.
+    pub(crate) fn kept(arguments: CallArguments<'_>, readers: &mut Readers) -> Self {
+        match arguments {
+            CallArguments::Value(value) => KeptArguments::Value(value),
+            CallArguments::Text { text, reader } => KeptArguments::Text {
+                reader: readers.hold(reader),
+                text,
+            },
         }
     }
 
-    fn into_value(self) -> Value {
+    pub(crate) fn to_value(&self, readers: &Readers) -> Value {
         match self {
-            KeptArguments::Value(value) => value,
-            text => text.to_value(),
+            KeptArguments::Value(value) => value.clone(),
+            KeptArguments::Text { text, reader } => readers.read_back(*reader, text),
         }
     }
 }
 
-/// The names a record holds, copied in where the record is kept.
 #[derive(Clone, Copy)]
 pub(crate) struct Names<'a> {
     pub(crate) caller: &'a str,
@@ -136,15 +177,15 @@ impl KeptRecord {
         }
     }
 
-    /// The record, for reading.
-    pub(crate) fn to_record(&self) -> AuditRecord {
+    /// The record, for reading (its text read back by `readers`, those of its part).
+    pub(crate) fn to_record(&self, readers: &Readers) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
             caller: self.caller.clone(),
             role: self.role.clone(),
             tool: self.tool.clone(),
             call_id: self.call_id.clone(),
-            arguments: self.arguments.to_value(),
+            arguments: self.arguments.to_value(readers),
             decision: self.decision.clone().into_owned(),
             approver: self.approver.clone(),
             outcome: self.outcome.clone().into_owned(),
@@ -152,15 +193,15 @@ impl KeptRecord {
         }
     }
 
-    /// The record, for sinks and stores that take records.
-    pub(crate) fn into_record(self) -> AuditRecord {
+    /// The record with `arguments`, for sinks and stores that take records.
+    pub(crate) fn into_record(self, arguments: Value) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
             caller: self.caller,
             role: self.role,
             tool: self.tool,
             call_id: self.call_id,
-            arguments: self.arguments.into_value(),
+            arguments,
             decision: self.decision.into_owned(),
             approver: self.approver,
             outcome: self.outcome.into_owned(),

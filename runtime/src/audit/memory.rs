@@ -8,7 +8,8 @@ use std::sync::{Mutex, OnceLock};
 
 use super::AuditRecord;
 use super::chain::{ChainBreak, VerifiedChain};
-use super::kept::{KeptRecord, Names};
+use super::kept::{CallArguments, KeptRecord, Names};
+use super::readers::Readers;
 use super::ring::Ring;
 use super::store::AuditStore;
 use crate::store::error::{StoreFuture, ready};
@@ -75,24 +76,26 @@ impl MemoryAuditStore {
     /// Keeps a record as the registry hands it over (see [`KeptRecord`]), its names copied
     /// in. Once a part is full, its oldest record is overwritten where it lies, its strings'
     /// buffers reused: a call in the steady state allocates nothing here and moves no record.
-    pub(crate) fn keep(&self, record: KeptRecord, names: Names<'_>) {
+    pub(crate) fn keep(&self, record: KeptRecord, names: Names<'_>, arguments: CallArguments<'_>) {
         if self.parts.is_empty() {
             return;
         }
         let part = &self.parts[writer() % self.parts.len()];
-        let evicted = lock(&part.0).keep(record, names);
+        let evicted = lock(&part.0).keep(record, names, arguments);
         // What the evicted record held alone is freed after the lock is released.
         drop(evicted);
     }
 
     /// Reads the last `capacity` records of all parts, newest first (every part locked
     /// meanwhile, so that the records are those of one moment).
-    fn read_newest<T>(&self, read: impl FnOnce(Vec<&KeptRecord>) -> T) -> T {
+    fn read_newest<T>(&self, read: impl FnOnce(Vec<(&KeptRecord, &Readers)>) -> T) -> T {
         let parts: Vec<_> = self.parts.iter().map(|part| lock(&part.0)).collect();
-        let mut records: Vec<&KeptRecord> =
-            parts.iter().flat_map(|ring| ring.newest_first()).collect();
+        let mut records: Vec<(&KeptRecord, &Readers)> = parts
+            .iter()
+            .flat_map(|ring| ring.newest_first().map(|record| (record, ring.readers())))
+            .collect();
         // Stable: records of one part that ended at the same nanosecond stay as they came.
-        records.sort_by_key(|record| Reverse(record.order));
+        records.sort_by_key(|(record, _)| Reverse(record.order));
         records.truncate(self.capacity);
         read(records)
     }
@@ -118,7 +121,8 @@ fn writer() -> usize {
 }
 
 impl AuditStore for MemoryAuditStore {
-    fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
+    fn append(&self, mut record: AuditRecord) -> StoreFuture<'_, ()> {
+        let arguments = CallArguments::Value(std::mem::take(&mut record.arguments));
         let mut record = KeptRecord::from(record);
         let [caller, role, tool, call_id] = [
             &mut record.caller,
@@ -133,7 +137,7 @@ impl AuditStore for MemoryAuditStore {
             tool: &tool,
             call_id: &call_id,
         };
-        self.keep(record, names);
+        self.keep(record, names, arguments);
         ready(Ok(()))
     }
 
@@ -141,9 +145,9 @@ impl AuditStore for MemoryAuditStore {
         let last = self.read_newest(|records| {
             records
                 .into_iter()
-                .filter(|record| record.caller == caller)
+                .filter(|(record, _)| record.caller == caller)
                 .take(count)
-                .map(KeptRecord::to_record)
+                .map(|(record, readers)| record.to_record(readers))
                 .collect()
         });
         ready(Ok(last))

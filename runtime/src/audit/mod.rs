@@ -5,6 +5,7 @@ mod chain;
 mod jsonl;
 mod kept;
 mod memory;
+mod readers;
 mod ring;
 mod store;
 mod verify;
@@ -16,7 +17,7 @@ pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
 pub use jsonl::JsonlFileSink;
-pub(crate) use kept::{KeptArguments, KeptRecord, Names, ReadBack};
+pub(crate) use kept::{CallArguments, KeptRecord, Names, ReadBack, Reader};
 pub use memory::MemoryAuditStore;
 pub use store::AuditStore;
 pub use verify::{LogProblem, VerifiedLog, verify_log};

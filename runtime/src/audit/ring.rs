@@ -2,10 +2,14 @@
 //! new record overwrites the oldest where it lies (nothing is moved to make room, and the
 //! overwritten record's string buffers are reused).
 
-use super::kept::{KeptArguments, KeptRecord, Names};
+use std::sync::Arc;
 
-/// What an overwritten record held that is not reused: freed by the caller, after the lock.
-pub(crate) type Evicted = (KeptArguments, Option<String>);
+use super::kept::{CallArguments, KeptArguments, KeptRecord, Names, ReadBack};
+use super::readers::Readers;
+
+/// What an overwritten record held that is not reused (its arguments and approver, and its
+/// reader once no record uses it): freed by the caller, after the lock.
+pub(crate) type Evicted = (KeptArguments, Option<String>, Option<Arc<dyn ReadBack>>);
 
 /// Records in the order they came, wrapped around once full.
 #[derive(Debug)]
@@ -14,6 +18,8 @@ pub(crate) struct Ring {
     capacity: usize,
     /// Where the oldest record lies once the ring is full: the next one overwritten.
     oldest: usize,
+    /// What reads the records' text back.
+    readers: Readers,
 }
 
 impl Ring {
@@ -24,28 +30,47 @@ impl Ring {
             records: Vec::new(),
             capacity,
             oldest: 0,
+            readers: Readers::default(),
         }
     }
 
-    /// Keeps `record`, with its names copied in; once full, in the place of the oldest
+    /// Keeps `record`, with its names and arguments; once full, in the place of the oldest
     /// record, whose leftovers are handed back.
     // Inlined: the record is large, and a call boundary would copy it once more.
     #[inline]
-    pub(crate) fn keep(&mut self, record: KeptRecord, names: Names<'_>) -> Option<Evicted> {
+    pub(crate) fn keep(
+        &mut self,
+        mut record: KeptRecord,
+        names: Names<'_>,
+        arguments: CallArguments<'_>,
+    ) -> Option<Evicted> {
+        if self.capacity == 0 {
+            return None;
+        }
+        record.arguments = KeptArguments::kept(arguments, &mut self.readers);
         if self.records.len() < self.capacity {
             self.records.push(KeptRecord::named(record, names));
             return None;
         }
         let oldest = self.records.get_mut(self.oldest)?;
-        let evicted = oldest.overwrite(record, names);
+        let (arguments, approver) = oldest.overwrite(record, names);
         self.oldest = (self.oldest + 1) % self.records.len();
-        Some(evicted)
+        let reader = match &arguments {
+            KeptArguments::Text { reader, .. } => self.readers.release(*reader),
+            KeptArguments::Value(_) => None,
+        };
+        Some((arguments, approver, reader))
     }
 
     /// The records, newest first.
     pub(crate) fn newest_first(&self) -> impl Iterator<Item = &KeptRecord> {
         let (wrapped, older) = self.records.split_at(self.oldest);
         wrapped.iter().rev().chain(older.iter().rev())
+    }
+
+    /// What reads the records' text back.
+    pub(crate) fn readers(&self) -> &Readers {
+        &self.readers
     }
 }
 
@@ -76,7 +101,7 @@ mod tests {
     fn filled(count: usize) -> Ring {
         let mut ring = Ring::new(3);
         for n in 0..count {
-            let evicted = ring.keep(record(), names(&n.to_string()));
+            let evicted = ring.keep(record(), names(&n.to_string()), CallArguments::default());
             assert_eq!(evicted.is_some(), n >= 3, "record {n}");
         }
         ring
@@ -97,7 +122,10 @@ mod tests {
     #[test]
     fn a_ring_of_no_records_keeps_none() {
         let mut ring = Ring::new(0);
-        assert!(ring.keep(record(), names("1")).is_none());
+        assert!(
+            ring.keep(record(), names("1"), CallArguments::default())
+                .is_none()
+        );
         assert_eq!(ring.newest_first().count(), 0);
     }
 
@@ -110,9 +138,53 @@ mod tests {
             tool: "search",
             call_id: "x",
         };
-        assert!(ring.keep(record(), names).is_some());
+        assert!(
+            ring.keep(record(), names, CallArguments::default())
+                .is_some()
+        );
         let newest = ring.newest_first().next().unwrap();
         let kept = [&newest.caller, &newest.role, &newest.tool, &newest.call_id];
         assert_eq!(kept, ["bob", "admin", "search", "x"]);
+    }
+
+    #[test]
+    fn a_reader_is_held_once_for_all_its_texts_and_let_go_with_the_last() {
+        let shout = Arc::new(crate::audit::readers::Shout);
+        let text = |text: &str| CallArguments::Text {
+            text: text.to_owned(),
+            reader: &shout,
+        };
+        let mut ring = Ring::new(2);
+        assert!(ring.keep(record(), names("1"), text("one")).is_none());
+        assert!(ring.keep(record(), names("2"), text("two")).is_none());
+        assert_eq!(
+            Arc::strong_count(&shout),
+            2,
+            "one reference for both records"
+        );
+        assert_eq!(ring.readers().len(), 1);
+
+        let newest = ring.newest_first().next().unwrap();
+        assert_eq!(newest.arguments.to_value(ring.readers()), "TWO");
+
+        let value = || CallArguments::Value(serde_json::json!({"n": 1}));
+        let (_, _, reader) = ring.keep(record(), names("3"), value()).unwrap();
+        assert!(reader.is_none(), "record 2 still reads with it");
+        assert_eq!(Arc::strong_count(&shout), 2);
+        let (evicted, _, reader) = ring.keep(record(), names("4"), value()).unwrap();
+        assert!(matches!(evicted, KeptArguments::Text { .. }));
+        assert!(
+            reader.is_some(),
+            "the last record that read with it is gone"
+        );
+        drop(reader);
+        assert_eq!(Arc::strong_count(&shout), 1);
+        assert_eq!(ring.readers().len(), 0);
+
+        // Held again when a text comes back.
+        assert!(ring.keep(record(), names("5"), text("five")).is_some());
+        assert_eq!(Arc::strong_count(&shout), 2);
+        let newest = ring.newest_first().next().unwrap();
+        assert_eq!(newest.arguments.to_value(ring.readers()), "FIVE");
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::arguments::{ToolArguments, check_value};
-use crate::audit::{KeptArguments, ReadBack, redact_in_place};
+use crate::audit::{CallArguments, ReadBack, Reader, redact_in_place};
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::ToolError;
 use crate::exact::ExactInput;
@@ -36,16 +36,17 @@ impl Checked {
         }
     }
 
-    /// The arguments as the call's record keeps them, secrets redacted.
-    pub(crate) fn into_kept(self, entry: &Arc<Entry>) -> KeptArguments {
+    /// The arguments as the call's record keeps them, secrets redacted; text with its
+    /// entry, borrowed, to read it back.
+    pub(crate) fn into_kept(self, entry: &Arc<Entry>) -> CallArguments<'_> {
         match self {
             Checked::Value(mut value) => {
                 redact_in_place(&mut value, &entry.definition.secret_arguments);
-                KeptArguments::Value(value)
+                CallArguments::Value(value)
             }
-            Checked::Text(text) => KeptArguments::Text {
+            Checked::Text(text) => CallArguments::Text {
                 text,
-                reader: Arc::clone(entry) as Arc<dyn ReadBack>,
+                reader: entry,
             },
         }
     }
@@ -66,6 +67,22 @@ impl ReadBack for Entry {
         let mut value = self.read_text(text);
         redact_in_place(&mut value, &self.definition.secret_arguments);
         value
+    }
+}
+
+impl ReadBack for Arc<Entry> {
+    fn read_back(&self, text: &str) -> Value {
+        Entry::read_back(self, text)
+    }
+}
+
+impl Reader for Arc<Entry> {
+    fn key(&self) -> usize {
+        Arc::as_ptr(self).addr()
+    }
+
+    fn share(&self) -> Arc<dyn ReadBack> {
+        Arc::clone(self) as Arc<dyn ReadBack>
     }
 }
 
@@ -122,16 +139,16 @@ pub(crate) fn read_exact(
 
 /// Parses, normalizes and validates arguments; what is kept of arguments that cannot be
 /// read goes to the trail (readable ones are kept once the call is decided: `Trail::keep`).
-pub(crate) fn read_arguments(
+pub(crate) fn read_arguments<'r>(
     config: &Config,
-    entry: &Arc<Entry>,
+    entry: &'r Arc<Entry>,
     arguments: ToolArguments,
-    trail: &mut Trail,
+    trail: &mut Trail<'r>,
 ) -> Result<Value, ToolError> {
     let mut arguments = match arguments.into_object_or_summary(&config.limits) {
         Ok(arguments) => arguments,
         Err((error, summary)) => {
-            trail.arguments = KeptArguments::Value(summary);
+            trail.arguments = CallArguments::Value(summary);
             return Err(error);
         }
     };

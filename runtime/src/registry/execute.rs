@@ -59,8 +59,8 @@ pub(crate) struct ClientSide {
 
 // Not an `async fn`: the call is taken apart before its future is made, so the future does
 // not keep the whole call beside its parts.
-pub(crate) fn execute<'a>(
-    run: &'a Run<'_>,
+pub(crate) fn execute<'a, 'r>(
+    run: &'a Run<'r>,
     call: ToolCall,
 ) -> impl Future<Output = ToolOutcome> + Send + 'a {
     let ToolCall {
@@ -105,12 +105,12 @@ pub(crate) fn execute<'a>(
 /// not nested ones: every level of future would be moved, whole, on every call).
 // Written out, not an `async fn`: that would keep its parameters twice in its future.
 #[allow(clippy::manual_async_fn)]
-fn decide_and_run<'a>(
-    run: &'a Run<'_>,
+fn decide_and_run<'a, 'r>(
+    run: &'a Run<'r>,
     id: &'a str,
     name: &'a str,
     arguments: ToolArguments,
-    trail: &'a mut Trail,
+    trail: &'a mut Trail<'r>,
 ) -> impl Future<Output = ToolResult> + Send + 'a {
     async move {
         let (entry, arguments, started) = prepare(run, id, name, arguments, trail)?;
@@ -176,7 +176,7 @@ fn prepare<'r>(
     id: &str,
     name: &str,
     arguments: ToolArguments,
-    trail: &mut Trail,
+    trail: &mut Trail<'r>,
 ) -> Result<(&'r Arc<Entry>, Checked, Option<Started>), ToolError> {
     if run.cancel.is_cancelled() {
         return Err(ToolError::new(

@@ -13,7 +13,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use crate::audit::{AuditMode, AuditRecord, AuditSink, KeptArguments, KeptRecord, Names, redact};
+use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, KeptRecord, Names, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
@@ -27,9 +27,9 @@ use crate::store::error::unavailable;
 use crate::tool::ToolResult;
 
 /// What the audit record says about a call, filled in as the call goes.
-pub(crate) struct Trail {
+pub(crate) struct Trail<'r> {
     /// The arguments as recorded: secrets redacted, or what is kept of unreadable ones.
-    pub(crate) arguments: KeptArguments,
+    pub(crate) arguments: CallArguments<'r>,
     /// Whether `arguments` are an approver's edit (the arguments the call ran with).
     pub(crate) edited: bool,
     pub(crate) decision: &'static str,
@@ -44,10 +44,10 @@ pub(crate) struct Trail {
     pub(crate) found: bool,
 }
 
-impl Default for Trail {
+impl Default for Trail<'_> {
     fn default() -> Self {
         Trail {
-            arguments: KeptArguments::default(),
+            arguments: CallArguments::default(),
             edited: false,
             decision: "not_reached",
             approver: None,
@@ -59,7 +59,7 @@ impl Default for Trail {
     }
 }
 
-impl Trail {
+impl<'r> Trail<'r> {
     /// Takes in what the outcome says about the tool, once the caller is known to see it
     /// (a hidden tool's outcome stays identical to an unknown one's).
     pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition) {
@@ -75,14 +75,14 @@ impl Trail {
             self.approver = verdict.approver;
         }
         if let Some(arguments) = verdict.edited_arguments {
-            self.arguments = KeptArguments::Value(arguments);
+            self.arguments = CallArguments::Value(arguments);
             self.edited = true;
         }
     }
 
     /// Keeps the call's checked arguments for its record (unless an approver's edit took
     /// their place), secrets redacted. They are moved in, not copied.
-    pub(crate) fn keep(&mut self, arguments: Checked, entry: &Arc<Entry>) {
+    pub(crate) fn keep(&mut self, arguments: Checked, entry: &'r Arc<Entry>) {
         if !self.edited {
             self.arguments = arguments.into_kept(entry);
         }
@@ -150,7 +150,7 @@ pub(crate) async fn before_run(
     call_id: &str,
     tool: &str,
     (arguments, entry): (&Checked, &Entry),
-    trail: &Trail,
+    trail: &Trail<'_>,
 ) -> Result<(), ToolError> {
     let governance = &config.governance;
     let Some(store) = governance
@@ -209,7 +209,7 @@ pub(crate) fn finish<'a>(
     tool: SmolStr,
     result: ToolResult,
     started: Instant,
-    trail: Trail,
+    trail: Trail<'_>,
 ) -> Finished<'a> {
     let ended = Instant::now();
     let duration = ended.saturating_duration_since(started);
@@ -237,7 +237,8 @@ pub(crate) fn finish<'a>(
             role: String::new(),
             tool: String::new(),
             call_id: String::new(),
-            arguments: trail.arguments,
+            // Handed over beside the record (text holds a borrowed reader).
+            arguments: Default::default(),
             decision: Cow::Borrowed(trail.decision),
             approver: trail.approver,
             outcome: match &result {
@@ -257,9 +258,10 @@ pub(crate) fn finish<'a>(
             call_id: &call_id,
         };
         match &governance.history {
-            Some(history) if !sinks_want => history.keep(record, names),
+            Some(history) if !sinks_want => history.keep(record, names, trail.arguments),
             _ => {
-                let record = KeptRecord::named(record, names).into_record();
+                let arguments = trail.arguments.into_value();
+                let record = KeptRecord::named(record, names).into_record(arguments);
                 writing = Some(Box::pin(write(governance, record)) as _);
             }
         }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::approval::{DecidedCall, PendingCall};
 use crate::arguments::ToolArguments;
-use crate::audit::{KeptArguments, redact};
+use crate::audit::{CallArguments, redact};
 use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::events::EventKind;
@@ -96,7 +96,7 @@ pub(crate) async fn resume(
                 .any(&tool)
                 .map(|entry| entry.definition.secret_arguments.as_slice())
                 .unwrap_or_default();
-            trail.arguments = KeptArguments::Value(redact(&arguments, secrets));
+            trail.arguments = CallArguments::Value(redact(&arguments, secrets));
             Err(refused_by_a_person(reason))
         }
     };
