@@ -10,9 +10,9 @@
 //! callgrind counts). Each row runs N and 2N requests, and reports the difference over N, so
 //! start-up cancels out.
 
+#[path = "../../runtime/benches/common/callgrind.rs"]
+mod callgrind;
 mod common;
-
-use std::process::Command;
 
 use axum::body::Body;
 use axum::http::{Request, header};
@@ -34,36 +34,12 @@ fn main() {
 
 fn report() {
     let program = std::env::current_exe().expect("the bench's own path");
-    let per_request = |row| {
-        let once = counted(&program, row, REQUESTS);
-        let twice = counted(&program, row, 2 * REQUESTS);
-        twice.saturating_sub(once) / REQUESTS
-    };
-    let [bare, toolgate] = ROWS.map(per_request);
+    let [bare, toolgate] = ROWS.map(|row| callgrind::per_call(&program, row, REQUESTS));
     println!("instructions per request: bare axum handler {bare}, toolgate /tools/call {toolgate}");
     println!(
         "toolgate / bare: {:.2}× the instructions",
         toolgate as f64 / bare as f64
     );
-}
-
-/// Instructions callgrind counted for `count` requests of `row`, start-up included.
-fn counted(program: &std::path::Path, row: &str, count: u64) -> u64 {
-    let output = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-        .arg(program)
-        .args([row, &count.to_string()])
-        .output()
-        .expect("valgrind is installed (apt-get install valgrind)");
-    let log = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{row} failed under callgrind:\n{log}"
-    );
-    log.lines()
-        .find_map(|line| line.split("Collected : ").nth(1))
-        .and_then(|count| count.trim().parse().ok())
-        .unwrap_or_else(|| panic!("callgrind reported no count for {row}:\n{log}"))
 }
 
 /// Answers `count` requests of `row` on a single-threaded runtime.

@@ -8,9 +8,9 @@
 //! Run by itself with `<row> <count>`, it makes that many calls and exits (what callgrind
 //! counts).
 
+#[path = "common/callgrind.rs"]
+mod callgrind;
 mod common;
-
-use std::process::Command;
 
 use common::{
     ADD, Rmcp, RmcpTools, SEARCH, connect, floor_add, floor_search, registries, round_trip,
@@ -53,9 +53,7 @@ fn report() {
     println!("{:<30} {:>14}", "row", "instructions/call");
     let mut floors = std::collections::HashMap::new();
     for row in ROWS {
-        let once = counted(&program, row, CALLS);
-        let twice = counted(&program, row, 2 * CALLS);
-        let per_call = twice.saturating_sub(once) / CALLS;
+        let per_call = callgrind::per_call(&program, row, CALLS);
         let tool = if row.contains("search") {
             "search"
         } else {
@@ -67,25 +65,6 @@ fn report() {
         let over = per_call.saturating_sub(floors.get(tool).copied().unwrap_or(0));
         println!("{row:<30} {per_call:>14} (+{over} over the floor)");
     }
-}
-
-/// Instructions callgrind counted for `count` calls of `row`, start-up included.
-fn counted(program: &std::path::Path, row: &str, count: u64) -> u64 {
-    let output = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-        .arg(program)
-        .args([row, &count.to_string()])
-        .output()
-        .expect("valgrind is installed (apt-get install valgrind)");
-    let log = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{row} failed under callgrind:\n{log}"
-    );
-    log.lines()
-        .find_map(|line| line.split("Collected : ").nth(1))
-        .and_then(|count| count.trim().parse().ok())
-        .unwrap_or_else(|| panic!("callgrind reported no count for {row}:\n{log}"))
 }
 
 /// Makes `count` calls of `row` on a single-threaded runtime (one thread, counted exactly).

@@ -1,0 +1,34 @@
+//! Instructions counted by valgrind's callgrind, for the benches that count them (this
+//! crate's `call_instructions`, the examples' `http_instructions`, which includes this file).
+//! A bench run with `<row> <count>` does that many calls of the row and exits; these
+//! functions run it so under callgrind.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Instructions per call of `row`: `program` run for `2 × calls` and for `calls` calls, the
+/// difference over `calls` (start-up, the runtime and what is built once cancel out).
+pub fn per_call(program: &Path, row: &str, calls: u64) -> u64 {
+    let once = counted(program, row, calls);
+    let twice = counted(program, row, 2 * calls);
+    twice.saturating_sub(once) / calls
+}
+
+/// Instructions callgrind counted for `count` calls of `row`, start-up included.
+fn counted(program: &Path, row: &str, count: u64) -> u64 {
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(program)
+        .args([row, &count.to_string()])
+        .output()
+        .expect("valgrind is installed (apt-get install valgrind)");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{row} failed under callgrind:\n{log}"
+    );
+    log.lines()
+        .find_map(|line| line.split("Collected : ").nth(1))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("callgrind reported no count for {row}:\n{log}"))
+}
