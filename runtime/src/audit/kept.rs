@@ -83,6 +83,7 @@ impl fmt::Debug for KeptArguments {
 
 impl KeptArguments {
     /// Kept: text holds its reader in `readers`.
+    #[inline]
     pub(crate) fn kept(arguments: CallArguments<'_>, readers: &mut Readers) -> Self {
         match arguments {
             CallArguments::Value(value) => KeptArguments::Value(value),

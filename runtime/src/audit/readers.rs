@@ -33,6 +33,7 @@ struct Held {
 
 impl Readers {
     /// One more record reads its text with `reader`: the slot it names.
+    #[inline]
     pub(crate) fn hold(&mut self, reader: &dyn Reader) -> usize {
         let key = reader.key();
         let slot = match self.slots.get(self.last) {
@@ -71,6 +72,7 @@ impl Readers {
 
     /// A record that read with `slot` is gone: the reader, when no record uses it any more
     /// (to be dropped after the lock: it may be the last reference to its tool).
+    #[inline]
     pub(crate) fn release(&mut self, slot: usize) -> Option<Arc<dyn ReadBack>> {
         let held = self.slots.get_mut(slot)?.as_mut()?;
         held.records -= 1;
