@@ -22,13 +22,9 @@ const ROWS: [&str; 2] = ["bare", "toolgate"];
 const REQUESTS: u64 = 1_000;
 
 fn main() {
-    let arguments: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    match arguments.as_slice() {
-        [row, count] => serve(row, count.parse().expect("a request count")),
-        _ => report(),
+    match callgrind::counted_run() {
+        Some((row, count)) => serve(&row, count),
+        None => report(),
     }
 }
 

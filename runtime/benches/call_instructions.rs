@@ -38,13 +38,9 @@ const ROWS: [&str; 13] = [
 const CALLS: u64 = 2_000;
 
 fn main() {
-    let arguments: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    match arguments.as_slice() {
-        [row, count] => run(row, count.parse().expect("a call count")),
-        _ => report(),
+    match callgrind::counted_run() {
+        Some((row, count)) => run(&row, count),
+        None => report(),
     }
 }
 

@@ -6,6 +6,19 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The row and call count this bench was run with under callgrind (`<row> <count>`), or
+/// none when it was run to report (cargo's own `--bench` flag aside).
+pub fn counted_run() -> Option<(String, u64)> {
+    let arguments: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|argument| !argument.starts_with("--"))
+        .collect();
+    match arguments.as_slice() {
+        [row, count] => Some((row.clone(), count.parse().expect("a call count"))),
+        _ => None,
+    }
+}
+
 /// Instructions per call of `row`: `program` run for `2 × calls` and for `calls` calls, the
 /// difference over `calls` (start-up, the runtime and what is built once cancel out).
 pub fn per_call(program: &Path, row: &str, calls: u64) -> u64 {
