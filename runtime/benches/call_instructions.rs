@@ -63,8 +63,43 @@ fn report() {
     }
 }
 
+/// What a row calls, worked out once before its loop: the loop itself costs the same for
+/// every row (a text comparison per call would be counted against the rows matched last).
+#[derive(Clone, Copy)]
+enum Kind {
+    FloorAdd,
+    FloorSearch,
+    Rmcp,
+    Toolgate { history_off: bool },
+    ToolgateBatch,
+    McpRmcp,
+    McpToolgate,
+}
+
+fn kind_of(row: &str) -> Kind {
+    match row {
+        "floor_add" => Kind::FloorAdd,
+        "floor_search" => Kind::FloorSearch,
+        "rmcp_add" | "rmcp_search" => Kind::Rmcp,
+        "toolgate_add_in_batch" => Kind::ToolgateBatch,
+        "mcp_rmcp_server_add" | "mcp_rmcp_server_search" => Kind::McpRmcp,
+        "mcp_toolgate_server_add" | "mcp_toolgate_server_search" => Kind::McpToolgate,
+        "toolgate_add" | "toolgate_search" => Kind::Toolgate { history_off: false },
+        "toolgate_add_history_off" | "toolgate_search_history_off" => {
+            Kind::Toolgate { history_off: true }
+        }
+        other => panic!("no row named `{other}`; the rows are {ROWS:?}"),
+    }
+}
+
 /// Makes `count` calls of `row` on a single-threaded runtime (one thread, counted exactly).
 fn run(row: &str, count: u64) {
+    let kind = kind_of(row);
+    let (tool, arguments) = if row.contains("search") {
+        ("search", SEARCH)
+    } else {
+        ("add", ADD)
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -79,43 +114,30 @@ fn run(row: &str, count: u64) {
             Caller::new("bench", "public"),
         ))
         .await;
+        if let Kind::ToolgateBatch = kind {
+            let calls = (0..count)
+                // Made like the single rows' calls (same id), so that the rows differ only
+                // in how toolgate runs them.
+                .map(|_| ToolCall::new("1", tool, arguments))
+                .collect();
+            black_box(default.run_batch(&caller, calls).await);
+            return;
+        }
         for _ in 0..count {
-            match row {
-                "floor_add" => drop(black_box(floor_add(black_box(ADD)).await)),
-                "floor_search" => drop(black_box(floor_search(black_box(SEARCH)).await)),
-                "rmcp_add" => drop(black_box(rmcp.call("add", black_box(ADD)).await)),
-                "rmcp_search" => drop(black_box(rmcp.call("search", black_box(SEARCH)).await)),
-                "toolgate_add_in_batch" => break,
-                "mcp_rmcp_server_add" => round_trip(&rmcp_server, "add", ADD).await,
-                "mcp_rmcp_server_search" => round_trip(&rmcp_server, "search", SEARCH).await,
-                "mcp_toolgate_server_add" => round_trip(&toolgate_server, "add", ADD).await,
-                "mcp_toolgate_server_search" => {
-                    round_trip(&toolgate_server, "search", SEARCH).await
-                }
-                _ => {
-                    let (tool, arguments) = if row.contains("search") {
-                        ("search", SEARCH)
-                    } else {
-                        ("add", ADD)
-                    };
-                    let registry = if row.ends_with("history_off") {
-                        &history_off
-                    } else {
-                        &default
-                    };
+            match kind {
+                Kind::FloorAdd => drop(black_box(floor_add(black_box(ADD)).await)),
+                Kind::FloorSearch => drop(black_box(floor_search(black_box(SEARCH)).await)),
+                Kind::Rmcp => drop(black_box(rmcp.call(tool, black_box(arguments)).await)),
+                Kind::McpRmcp => round_trip(&rmcp_server, tool, arguments).await,
+                Kind::McpToolgate => round_trip(&toolgate_server, tool, arguments).await,
+                Kind::Toolgate { history_off: off } => {
+                    let registry = if off { &history_off } else { &default };
                     let call = ToolCall::new("1", tool, black_box(arguments));
                     let outcome = registry.call(&caller, call).await;
                     drop(black_box(outcome.result.unwrap()));
                 }
+                Kind::ToolgateBatch => unreachable!("the batch row makes its calls above"),
             }
-        }
-        if row == "toolgate_add_in_batch" {
-            let calls = (0..count)
-                // Made like the single rows' calls (same id), so that the rows differ only
-                // in how toolgate runs them.
-                .map(|_| ToolCall::new("1", "add", ADD))
-                .collect();
-            black_box(default.run_batch(&caller, calls).await);
         }
     });
 }

@@ -1,6 +1,5 @@
 //! Many calls at once: one outcome per call, in call order.
 
-use std::pin::Pin;
 use std::task::Poll;
 
 use crate::call::{ToolCall, ToolOutcome};
@@ -8,9 +7,11 @@ use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
+use crate::registry::calling::{Begin, Calling, InBatch};
 use crate::registry::cancel::Cancel;
-use crate::registry::execute::{self, Run};
+use crate::registry::now::{Begun, Continuation};
 use crate::registry::record;
+use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
 
 /// How the calls of a batch are ordered.
@@ -66,6 +67,29 @@ pub struct CallOptions {
     pub ask_caller: Option<crate::approval::AskCaller>,
 }
 
+impl CallOptions {
+    /// Whether these are no options at all (a plain call).
+    pub(crate) fn is_plain(&self) -> bool {
+        // Taken apart, so that a new option cannot be forgotten here.
+        let CallOptions {
+            cancel,
+            dry_run,
+            run_id,
+            progress,
+            log,
+            input,
+            ask_caller,
+        } = self;
+        cancel.is_none()
+            && !dry_run
+            && run_id.is_none()
+            && progress.is_none()
+            && log.is_none()
+            && input.is_none()
+            && ask_caller.is_none()
+    }
+}
+
 pub(crate) async fn run(
     config: &Config,
     snapshot: &Snapshot,
@@ -92,7 +116,6 @@ pub(crate) async fn run(
     }
     let run = Run {
         config,
-        snapshot,
         rank,
         caller,
         cancel: Cancel(options.cancel.as_ref()),
@@ -105,56 +128,65 @@ pub(crate) async fn run(
     for phase in phases(snapshot, rank, calls, mode) {
         if phase.len() == 1 || mode == BatchMode::Sequential {
             for call in phase {
-                outcomes.push(execute::execute(&run, call).await);
+                let call = InBatch {
+                    run: &run,
+                    snapshot,
+                    call,
+                };
+                outcomes.push(Calling::new(call).await);
             }
             continue;
         }
-        joined(&run, phase, limit, &mut outcomes).await;
+        joined(&run, snapshot, phase, limit, &mut outcomes).await;
     }
     outcomes
 }
 
 /// Runs `calls` concurrently inside this task: joined, not spawned (a task per call costs
 /// about as much as the call). A tool that computes for long should use `spawn_blocking`
-/// (synchronous `#[tool]` functions do). At most `limit` run at once, each in one of `limit`
-/// slots allocated once for the phase and reused (a box per call, as a set of futures makes,
-/// costs about a third of the call); outcomes come in call order.
+/// (synchronous `#[tool]` functions do). Each call begins at once ([`now`](super::now)); at
+/// most `limit` that wait are waited on at once, and only they are boxed. Outcomes come in
+/// call order.
 async fn joined(
     run: &Run<'_>,
+    snapshot: &Snapshot,
     calls: Vec<ToolCall>,
     limit: usize,
     outcomes: &mut Vec<ToolOutcome>,
 ) {
     let count = calls.len();
     let mut finished: Vec<Option<ToolOutcome>> = (0..count).map(|_| None).collect();
-    let mut waiting = calls.into_iter().enumerate();
-    let mut slots: Vec<(usize, Pin<Box<Option<_>>>)> = waiting
-        .by_ref()
-        .take(limit)
-        .map(|(index, call)| (index, Box::pin(Some(execute::execute(run, call)))))
-        .collect();
+    let mut next = calls.into_iter().enumerate();
+    let mut waiting: Vec<(usize, Continuation<'_>)> = Vec::new();
     std::future::poll_fn(|context| {
-        let mut running = false;
-        for (index, slot) in &mut slots {
-            while let Some(call) = slot.as_mut().as_pin_mut() {
-                let Poll::Ready(outcome) = call.poll(context) else {
-                    running = true;
-                    break;
-                };
+        // The calls waiting first: one that finishes frees its place for the next call.
+        waiting.retain_mut(|(index, call)| match call.as_mut().poll(context) {
+            Poll::Ready(outcome) => {
                 finished[*index] = Some(outcome);
-                match waiting.next() {
-                    Some((next, call)) => {
-                        *index = next;
-                        slot.set(Some(execute::execute(run, call)));
-                    }
-                    None => slot.set(None),
-                }
+                false
+            }
+            Poll::Pending => true,
+        });
+        while waiting.len() < limit
+            && let Some((index, call)) = next.next()
+        {
+            let call = InBatch {
+                run,
+                snapshot,
+                call,
+            };
+            match call.begin(context) {
+                Begun::Done(outcome) => finished[index] = Some(outcome),
+                Begun::Waiting(mut call) => match call.as_mut().poll(context) {
+                    Poll::Ready(outcome) => finished[index] = Some(outcome),
+                    Poll::Pending => waiting.push((index, call)),
+                },
             }
         }
-        if running {
-            Poll::Pending
-        } else {
+        if waiting.is_empty() {
             Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     })
     .await;

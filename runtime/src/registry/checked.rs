@@ -13,8 +13,8 @@ use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::ToolError;
 use crate::exact::ExactInput;
 use crate::registry::Config;
-use crate::registry::execute::Running;
 use crate::registry::record::Trail;
+use crate::registry::run::Running;
 use crate::registry::snapshot::Entry;
 use crate::tool::ToolFuture;
 

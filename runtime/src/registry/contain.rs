@@ -9,6 +9,8 @@ use std::task::{Context, Poll};
 
 use futures::FutureExt;
 
+use crate::error::{ErrorCode, ToolError};
+
 /// A future whose drop never unwinds: a panic while dropping the inner future is logged and
 /// stops there.
 pub(crate) struct ContainedDrop<'a, F: Future + Unpin> {
@@ -22,6 +24,13 @@ impl<'a, F: Future + Unpin> ContainedDrop<'a, F> {
             tool,
             inner: Some(inner),
         }
+    }
+
+    /// The future, no longer contained by this (to be contained again where it goes).
+    pub(crate) fn into_inner(mut self) -> F {
+        self.inner
+            .take()
+            .expect("a contained future is there until dropped")
     }
 }
 
@@ -67,4 +76,16 @@ pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-text panic payload".to_owned())
+}
+
+/// A contained panic: its text goes to the log (it may hold internals), not to the model.
+pub(crate) fn contained_panic(tool: &str, payload: Box<dyn Any + Send>, what: &str) -> ToolError {
+    let detail = panic_text(payload.as_ref());
+    tracing::error!(tool, panic = %detail, "{what} panicked; the panic was contained");
+    ToolError::new(
+        ErrorCode::Panicked,
+        format!(
+            "{what} failed unexpectedly (an internal error, not a problem with your arguments)"
+        ),
+    )
 }

@@ -2,6 +2,7 @@
 
 mod batch;
 mod builder;
+mod calling;
 mod cancel;
 mod checked;
 mod config;
@@ -9,10 +10,14 @@ mod confirm;
 mod contain;
 mod exact;
 mod execute;
+mod find;
 mod govern;
+mod now;
+mod perform;
 mod problems;
 mod record;
 mod resume;
+mod run;
 mod search;
 mod snapshot;
 
@@ -38,7 +43,9 @@ use crate::roles::Roles;
 use crate::store::StoreError;
 use crate::sync::lock;
 use crate::tool::Tool;
+use calling::{Calling, Plain};
 use resume::{Resolution, resume};
+use run::{ClientSide, Run};
 use snapshot::{Candidate, Snapshot};
 
 pub(crate) use config::{Config, Governance};
@@ -240,22 +247,29 @@ impl Registry {
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
-    // Not through `call_with`: a plain call has no options to build, move and drop.
-    pub async fn call(&self, caller: &Caller, call: ToolCall) -> ToolOutcome {
-        // A guard, not a counted reference: every core counting the one snapshot's references
-        // would pass its cache line back and forth on every call.
-        let snapshot = self.inner.snapshot.load();
-        let run = self.run_for(&snapshot, caller, None);
-        execute::execute(&run, call).await
+    ///
+    /// A call whose path need not wait (no rate limit, approval or record before the run,
+    /// and a tool that finishes when first polled) runs to its outcome in the future's first
+    /// poll, with no future of its own; only what waits is boxed.
+    pub fn call<'a>(
+        &'a self,
+        caller: &'a Caller,
+        call: ToolCall,
+    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
+        Calling::new(Plain {
+            registry: self,
+            caller,
+            call,
+        })
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
-    pub fn call_with_cancel(
-        &self,
-        caller: &Caller,
+    pub fn call_with_cancel<'a>(
+        &'a self,
+        caller: &'a Caller,
         call: ToolCall,
         cancel: CancellationToken,
-    ) -> impl Future<Output = ToolOutcome> {
+    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
         let options = CallOptions {
             cancel: Some(cancel),
             ..CallOptions::default()
@@ -264,13 +278,30 @@ impl Registry {
     }
 
     /// [`call`](Self::call) with options: a cancellation token, or a dry run.
-    // Not an `async fn`: that would keep `options` whole beside the parts taken from it.
-    pub fn call_with(
-        &self,
-        caller: &Caller,
+    pub fn call_with<'a>(
+        &'a self,
+        caller: &'a Caller,
         call: ToolCall,
         options: CallOptions,
-    ) -> impl Future<Output = ToolOutcome> + Send {
+    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
+        if options.is_plain() {
+            return Calling::new(Plain {
+                registry: self,
+                caller,
+                call,
+            });
+        }
+        Calling::waiting(Box::pin(self.call_fully(caller, call, options)))
+    }
+
+    /// A call with options, down the full path.
+    // Not an `async fn`: that would keep `options` whole beside the parts taken from it.
+    fn call_fully<'a>(
+        &'a self,
+        caller: &'a Caller,
+        call: ToolCall,
+        options: CallOptions,
+    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
         let CallOptions {
             cancel,
             dry_run,
@@ -280,35 +311,29 @@ impl Registry {
             input,
             ask_caller,
         } = options;
-        let client = execute::ClientSide {
+        let client = ClientSide {
             progress,
             log,
             input: input.map(Arc::new),
             ask_caller,
         };
         async move {
-            // A guard, as in `call`.
+            // A guard, as in a plain call.
             let snapshot = self.inner.snapshot.load();
-            let run = execute::Run {
+            let run = Run {
                 cancel: cancel::Cancel(cancel.as_ref()),
                 dry_run,
                 run_id: run_id.as_deref(),
-                ..self.run_for(&snapshot, caller, Some(&client))
+                ..self.run_for(caller, Some(&client))
             };
-            execute::execute(&run, call).await
+            execute::execute(&run, &snapshot, call).await
         }
     }
 
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).
-    fn run_for<'a>(
-        &'a self,
-        snapshot: &'a Snapshot,
-        caller: &'a Caller,
-        client: Option<&'a execute::ClientSide>,
-    ) -> execute::Run<'a> {
-        execute::Run {
+    fn run_for<'a>(&'a self, caller: &'a Caller, client: Option<&'a ClientSide>) -> Run<'a> {
+        Run {
             config: &self.inner.config,
-            snapshot,
             rank: self.rank(caller),
             caller,
             cancel: cancel::Cancel(None),

@@ -60,6 +60,29 @@ impl Default for Trail<'_> {
 }
 
 impl<'r> Trail<'r> {
+    /// The trail of a call (of the agent run `run_id`), before anything is decided.
+    pub(crate) fn of(run_id: Option<&str>) -> Self {
+        Trail {
+            run_id: run_id.map(str::to_owned),
+            ..Trail::default()
+        }
+    }
+
+    /// The trail, borrowing nothing: for a call that goes on in a future of its own, before
+    /// its arguments are kept (arguments kept as text already are read back).
+    pub(crate) fn detached(self) -> Trail<'static> {
+        Trail {
+            arguments: CallArguments::Value(self.arguments.into_value()),
+            edited: self.edited,
+            decision: self.decision,
+            approver: self.approver,
+            run_id: self.run_id,
+            ui: self.ui,
+            content: self.content,
+            found: self.found,
+        }
+    }
+
     /// Takes in what the outcome says about the tool, once the caller is known to see it
     /// (a hidden tool's outcome stays identical to an unknown one's).
     pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition) {
@@ -197,6 +220,16 @@ impl Future for Finished<'_> {
                 .take()
                 .expect("a finished call is awaited once"),
         )
+    }
+}
+
+impl<'a> Finished<'a> {
+    /// The outcome, taken, if there is no record left to write (else it waits for that).
+    pub(crate) fn ready(&mut self) -> Option<ToolOutcome> {
+        match self.writing {
+            None => self.outcome.take(),
+            Some(_) => None,
+        }
     }
 }
 

@@ -13,9 +13,11 @@ use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
 use crate::registry::checked::{Checked, read_arguments};
-use crate::registry::execute::{Running, Start, find, perform};
+use crate::registry::find::find;
 use crate::registry::govern::refused_by_a_person;
+use crate::registry::perform::{Start, perform};
 use crate::registry::record::{Trail, before_run, finish};
+use crate::registry::run::Running;
 use crate::registry::snapshot::Snapshot;
 
 /// How long after its ticket expires a decided call's outcome is kept for its agent run.

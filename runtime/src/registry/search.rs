@@ -84,7 +84,7 @@ impl Registry {
     #[cfg(feature = "mcp")]
     pub(crate) fn unknown_tool(&self, caller: &Caller, name: &str) -> crate::error::ToolError {
         let snapshot = self.inner.snapshot.load();
-        let found = super::execute::find(&self.inner.config, &snapshot, self.rank(caller), name);
+        let found = super::find::find(&self.inner.config, &snapshot, self.rank(caller), name);
         // Visible only if registered since the caller was looked up: still unknown to it.
         found.err().unwrap_or_else(|| {
             let name = crate::bounded::clip(name, crate::bounded::MAX_QUOTED);

@@ -1,0 +1,75 @@
+//! Finding the tool a call names among those its caller may see: an unknown tool and a
+//! hidden one get the same answer, with suggestions from the visible ones only.
+
+use std::sync::Arc;
+
+use crate::bounded::{MAX_QUOTED, clip};
+use crate::error::{ErrorCode, ToolError};
+use crate::registry::Config;
+use crate::registry::snapshot::{Entry, RoleView, Snapshot};
+use crate::search::{bounded, did_you_mean};
+
+/// The entry a caller may run, or the error for an unknown (or hidden) tool.
+pub(crate) fn find<'s>(
+    config: &Config,
+    snapshot: &'s Snapshot,
+    rank: Option<usize>,
+    name: &str,
+) -> Result<&'s Arc<Entry>, ToolError> {
+    if let Some(entry) = snapshot.visible(rank, name) {
+        return Ok(entry);
+    }
+    if config.reveal_hidden && snapshot.any(name).is_some() {
+        return Err(ToolError::new(
+            ErrorCode::Forbidden,
+            format!("the tool `{name}` exists, but your role may not use it"),
+        ));
+    }
+    // The same answer whether the tool is hidden or does not exist: only visible tools are
+    // named or suggested.
+    let Some(view) = snapshot.view(rank).filter(|view| !view.tools.is_empty()) else {
+        let name = clip(name, MAX_QUOTED);
+        let message = format!("there is no tool named `{name}`, and no tools are available");
+        return Err(ToolError::new(ErrorCode::UnknownTool, message));
+    };
+    let suggested = suggestions(config, snapshot, rank, view, name);
+    let name = clip(name, MAX_QUOTED);
+    let available = &view.names;
+    let message = match suggested.as_slice() {
+        [] => format!("there is no tool named `{name}`; the available tools are {available}"),
+        names => format!(
+            "there is no tool named `{name}`; did you mean {}? The available tools are {available}",
+            quoted_alternatives(names)
+        ),
+    };
+    Err(ToolError::new(ErrorCode::UnknownTool, message))
+}
+
+/// Visible names close to `name`: alike in spelling, or found by searching its words (as
+/// relevant as a suggestion must be).
+fn suggestions(
+    config: &Config,
+    snapshot: &Snapshot,
+    rank: Option<usize>,
+    view: &RoleView,
+    name: &str,
+) -> Vec<String> {
+    let name = bounded(name, false);
+    let searched = rank
+        .map(|rank| config.search.search(name, rank, 3))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|scored| scored.relevance >= config.suggestion_threshold)
+        .filter(|scored| snapshot.visible(rank, &scored.name).is_some())
+        .map(|scored| scored.name)
+        .collect();
+    did_you_mean(name, &view.tools, searched)
+}
+
+fn quoted_alternatives(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}

@@ -1,0 +1,230 @@
+//! A call run to its end in the poll that starts it, where nothing on its path has to wait:
+//! found, read, authorized, its tool polled once and its outcome made, with no future of its
+//! own. Only what waits (a tool still working, an approval, a record some sink writes) goes
+//! on in a boxed future; calls whose path waits from the start (rate limits, a record
+//! before the run, a dry run, a span) take the full path ([`execute`]).
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures::FutureExt;
+use smol_str::SmolStr;
+
+use crate::arguments::ToolArguments;
+use crate::call::{ToolCall, ToolOutcome};
+use crate::context::CancellationToken;
+use crate::registry::checked::{Checked, Started};
+use crate::registry::contain::ContainedDrop;
+use crate::registry::execute::{
+    Decided, Ready, authorized, conclude, prepare, run_decided, start_with,
+};
+use crate::registry::govern::{Authorization, authorize, require_approval};
+use crate::registry::perform::{Tool, contain_tool, ran, wait};
+use crate::registry::record::Trail;
+use crate::registry::run::Run;
+use crate::registry::snapshot::{Entry, Snapshot};
+use crate::tool::ToolResult;
+
+/// The rest of a call that has to wait, boxed: most calls never make one.
+pub(crate) type Continuation<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
+
+/// How far a call got in the poll that started it.
+pub(crate) enum Begun<'a> {
+    /// To its outcome.
+    Done(ToolOutcome),
+    /// To a point where it waits; the continuation is polled next.
+    Waiting(Continuation<'a>),
+}
+
+/// Runs `call` as far as it goes without waiting, with `context` (the task's, for the tool's
+/// first poll); gives the call back, untouched, if its path waits from the start.
+pub(crate) fn begin<'a>(
+    run: Run<'a>,
+    snapshot: &Snapshot,
+    call: ToolCall,
+    context: &mut Context<'_>,
+) -> Result<Begun<'a>, ToolCall> {
+    if !immediate(&run) {
+        return Err(call);
+    }
+    let ToolCall {
+        id,
+        name,
+        arguments,
+    } = call;
+    let started = Instant::now();
+    let mut trail = Trail::of(run.run_id);
+    // Application code on the way (a tool's reading of its arguments, the policy) is
+    // contained as on the full path.
+    let attempt = |trail: &mut _| attempt(&run, snapshot, &id, &name, arguments, trail, context);
+    let decided = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail))) {
+        Ok(Attempt::Ended(result)) => Ok(result),
+        Ok(Attempt::Waits(waits)) => {
+            let trail = trail.detached();
+            return Ok(Begun::Waiting(Box::pin(go_on(
+                run, id, name, started, trail, waits,
+            ))));
+        }
+        Err(payload) => Err(payload),
+    };
+    let mut finished = conclude(&run, id, name, decided, started, trail);
+    Ok(match finished.ready() {
+        Some(outcome) => Begun::Done(outcome),
+        None => Begun::Waiting(Box::pin(finished)),
+    })
+}
+
+/// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before
+/// a call is looked at, so a declined call is untouched).
+fn immediate(run: &Run<'_>) -> bool {
+    let governance = &run.config.governance;
+    !run.dry_run
+        && run.client.is_none()
+        && governance.limits.is_empty()
+        && !governance.records_before_run()
+        && !tracing::enabled!(tracing::Level::DEBUG)
+}
+
+/// How far the call got.
+enum Attempt {
+    Ended(ToolResult),
+    Waits(Waits),
+}
+
+/// Where a call waits, with what it needs to go on (its tool's entry held, not borrowed:
+/// the snapshot it was found in may be gone by then).
+enum Waits {
+    /// For an approval.
+    Approval {
+        entry: Arc<Entry>,
+        arguments: Checked,
+        started: Option<Started>,
+        reason: String,
+    },
+    /// For its tool, still working after its first poll.
+    Tool {
+        entry: Arc<Entry>,
+        arguments: Checked,
+        tool: Tool,
+        token: Option<CancellationToken>,
+    },
+}
+
+fn attempt<'s>(
+    run: &Run<'_>,
+    snapshot: &'s Snapshot,
+    id: &str,
+    name: &str,
+    arguments: ToolArguments,
+    trail: &mut Trail<'s>,
+    context: &mut Context<'_>,
+) -> Attempt {
+    let (entry, arguments, started) = match prepare(run, snapshot, id, name, arguments, trail) {
+        Ok(prepared) => prepared,
+        Err(error) => return Attempt::Ended(Err(error)),
+    };
+    let decision = match authorize(&run.asking(entry, id), &arguments, false) {
+        Authorization::Decided(verdict, authorized) => (verdict, authorized),
+        Authorization::Approval(reason) => {
+            let entry = Arc::clone(entry);
+            return Attempt::Waits(Waits::Approval {
+                entry,
+                arguments,
+                started,
+                reason,
+            });
+        }
+    };
+    let result = match authorized(trail, decision) {
+        Ok(edited) => {
+            let start = start_with(entry, &arguments, edited.as_ref(), started);
+            let Started { future, token } = start.started(run.config, entry, &run.running(id));
+            let mut tool = contain_tool(entry, future);
+            match tool.poll_unpin(context) {
+                Poll::Ready(finished) => ran(entry, finished),
+                Poll::Pending => {
+                    let (entry, tool) = (Arc::clone(entry), tool.into_inner());
+                    return Attempt::Waits(Waits::Tool {
+                        entry,
+                        arguments,
+                        tool,
+                        token,
+                    });
+                }
+            }
+        }
+        Err(ended) => ended,
+    };
+    if run.config.governance.audits() {
+        trail.keep(arguments, entry);
+    }
+    Attempt::Ended(result)
+}
+
+/// The rest of a call that waits, to its outcome.
+async fn go_on(
+    run: Run<'_>,
+    id: SmolStr,
+    name: SmolStr,
+    started: Instant,
+    trail: Trail<'static>,
+    waits: Waits,
+) -> ToolOutcome {
+    let entry = match &waits {
+        Waits::Approval { entry, .. } | Waits::Tool { entry, .. } => Arc::clone(entry),
+    };
+    // The trail borrows the entry from here on (a record kept as text reads it back).
+    let mut trail: Trail<'_> = trail;
+    let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, &name, waits, &mut trail));
+    let decided: Decided = waiting.catch_unwind().await;
+    conclude(&run, id, name, decided, started, trail).await
+}
+
+async fn wait_for<'e>(
+    run: &Run<'_>,
+    entry: &'e Arc<Entry>,
+    id: &str,
+    name: &str,
+    waits: Waits,
+    trail: &mut Trail<'e>,
+) -> ToolResult {
+    let (arguments, result) = match waits {
+        Waits::Approval {
+            arguments,
+            started,
+            reason,
+            ..
+        } => {
+            let asking = run.asking(entry, id);
+            let decision = require_approval(&asking, &arguments.value(entry), reason).await;
+            let ready = Ready {
+                entry,
+                arguments: &arguments,
+                started,
+            };
+            let result = run_decided(run, id, name, ready, decision, trail).await;
+            (arguments, result)
+        }
+        Waits::Tool {
+            arguments,
+            tool,
+            token,
+            ..
+        } => {
+            let tool = ContainedDrop::new(&entry.definition.name, tool);
+            let finished = wait(run.config, entry, tool, token, run.cancel).await;
+            (
+                arguments,
+                finished.and_then(|finished| ran(entry, finished)),
+            )
+        }
+    };
+    if run.config.governance.audits() {
+        trail.keep(arguments, entry);
+    }
+    result
+}

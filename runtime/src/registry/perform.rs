@@ -1,0 +1,184 @@
+//! Running a tool in the calling task: started, polled once, and (only if still working)
+//! raced against its time limit and the caller's cancellation; its panic caught.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::CatchUnwind;
+use serde_json::Value;
+
+use crate::context::CancellationToken;
+use crate::error::{ErrorCode, ToolError};
+use crate::registry::Config;
+use crate::registry::cancel::Cancel;
+use crate::registry::checked::{Started, on_demand};
+use crate::registry::contain::{ContainedDrop, contained_panic};
+use crate::registry::run::Running;
+use crate::registry::snapshot::Entry;
+use crate::tool::{ToolFuture, ToolResult};
+
+/// How the tool starts: from a JSON value, or its future made already.
+pub(crate) enum Start<'a> {
+    Value(Cow<'a, Value>),
+    Started(Started),
+}
+
+/// Runs the tool in the calling task, racing it against its timeout and the caller's
+/// cancellation; a panic is caught and becomes an error.
+pub(crate) async fn perform(
+    config: &Config,
+    entry: &Entry,
+    running: &Running<'_>,
+    start: Start<'_>,
+) -> ToolResult {
+    let Started { future, token } = start.started(config, entry, running);
+    let mut tool = contain_tool(entry, future);
+    // Most tools finish when first polled: the race against the clock and the caller is set
+    // up (boxed, its timer and waiters are large) only for a tool that is still working.
+    let finished = match futures::poll!(&mut tool) {
+        Poll::Ready(finished) => finished,
+        Poll::Pending => {
+            let waiting = wait(config, entry, tool, token, running.cancel);
+            Box::pin(waiting).await?
+        }
+    };
+    ran(entry, finished)
+}
+
+impl Start<'_> {
+    /// The tool's future: made already, or made now from the arguments.
+    pub(crate) fn started(self, config: &Config, entry: &Entry, running: &Running<'_>) -> Started {
+        match self {
+            Start::Started(started) => started,
+            Start::Value(arguments) => {
+                let start =
+                    |context: &mut dyn FnMut() -> _| entry.handler.start(context, &arguments);
+                let (future, token) = on_demand(config, running, start);
+                Started { future, token }
+            }
+        }
+    }
+}
+
+/// A tool's future as a call runs it: its panic caught, and kept in when it is dropped.
+pub(crate) type Tool = CatchUnwind<AssertUnwindSafe<ToolFuture>>;
+
+/// The tool's future, contained: whoever drops it (a call at a timeout, or a caller that
+/// stops waiting), a panic while dropping it stays inside.
+pub(crate) fn contain_tool(entry: &Entry, future: ToolFuture) -> ContainedDrop<'_, Tool> {
+    ContainedDrop::new(
+        &entry.definition.name,
+        AssertUnwindSafe(future).catch_unwind(),
+    )
+}
+
+/// Waits for a tool that did not finish when first polled: what it gave, or the error for
+/// its timeout or the call's cancellation.
+pub(crate) async fn wait(
+    config: &Config,
+    entry: &Entry,
+    mut tool: ContainedDrop<'_, Tool>,
+    token: Option<CancellationToken>,
+    cancel: Cancel<'_>,
+) -> Result<Ran, ToolError> {
+    let timeout = entry.definition.timeout.or(config.default_timeout);
+    let stopped = match race(&mut tool, cancel, timeout).await {
+        Ok(finished) => return Ok(finished),
+        Err(stopped) => stopped,
+    };
+    // The tool's future is dropped here, which stops it at its current `.await`; its token
+    // tells work it started elsewhere (threads, spawned tasks) to stop too. A tool that
+    // finished keeps its token uncancelled.
+    drop(tool);
+    if let Some(token) = token {
+        token.cancel();
+    }
+    Err(stopped)
+}
+
+/// What the tool gave, as the call's result: a panic as an error, content checked, and
+/// secrets withheld from an error about the arguments.
+pub(crate) fn ran(entry: &Entry, finished: Ran) -> ToolResult {
+    finished
+        .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
+        .and_then(|value| checked_content(&entry.definition, value))
+        .map_err(|error| withhold_secrets(entry, error))
+}
+
+/// What a tool's future gives: its result, or the panic it was stopped by.
+pub(crate) type Ran = Result<ToolResult, Box<dyn Any + Send>>;
+
+/// Waits for a tool that did not finish at once: its result, or the error for a timeout or
+/// a cancellation (the tool stopped first wins: it is polled before the others).
+async fn race<F: Future<Output = Ran> + Unpin>(
+    tool: &mut ContainedDrop<'_, F>,
+    cancel: Cancel<'_>,
+    timeout: Option<Duration>,
+) -> Result<Ran, ToolError> {
+    let deadline = async {
+        match timeout {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        finished = tool => Ok(finished),
+        _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
+        _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
+    }
+}
+
+/// A content result as a checked list of blocks (a single block becomes a list of one);
+/// any other result as it is.
+fn checked_content(definition: &crate::ToolDefinition, value: Value) -> ToolResult {
+    if !definition.returns_content {
+        return Ok(value);
+    }
+    let blocks = crate::content::blocks_of(&value)?;
+    serde_json::to_value(blocks).map_err(|error| ToolError::execution(error.to_string()))
+}
+
+/// serde's message for arguments the function could not read may quote a value; for a tool
+/// with secret parameters it is withheld (the schema, checked before, named the rule).
+fn withhold_secrets(entry: &Entry, error: ToolError) -> ToolError {
+    let from_deserializing = error
+        .details
+        .as_ref()
+        .is_some_and(|details| details.get("stage").and_then(Value::as_str) == Some("deserialize"));
+    if from_deserializing && !entry.definition.secret_arguments.is_empty() {
+        return ToolError::invalid_arguments(
+            "the arguments could not be read into the tool's parameter types (the details are withheld because this tool takes secret arguments); check each value's type",
+        );
+    }
+    error
+}
+
+fn timed_out(limit: Duration) -> ToolError {
+    ToolError::new(
+        ErrorCode::Timeout,
+        format!(
+            "the tool did not finish within its time limit of {}; try a smaller request, or try again later",
+            describe_duration(limit)
+        ),
+    )
+    .with_details(serde_json::json!({"timeout_ms": limit.as_millis() as u64}))
+}
+
+/// The tool panicked.
+fn panicked(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
+    contained_panic(tool, payload, "the tool")
+}
+
+fn describe_duration(limit: Duration) -> String {
+    if limit.subsec_millis() == 0 && limit.as_secs() > 0 {
+        format!("{}s", limit.as_secs())
+    } else {
+        format!("{}ms", limit.as_millis())
+    }
+}

@@ -1,0 +1,69 @@
+//! Who is calling and how: what every step of a call's path is given.
+
+use std::sync::Arc;
+
+use crate::approval::AskCaller;
+use crate::caller::Caller;
+use crate::input::ClientInput;
+use crate::progress::{LogSink, ProgressSink};
+use crate::registry::Config;
+use crate::registry::cancel::Cancel;
+use crate::registry::govern::Asking;
+use crate::registry::snapshot::Entry;
+
+/// Who is calling and how (the tools they call from are the snapshot's, passed beside).
+#[derive(Clone, Copy)]
+pub(crate) struct Run<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) rank: Option<usize>,
+    pub(crate) caller: &'a Caller,
+    pub(crate) cancel: Cancel<'a>,
+    pub(crate) dry_run: bool,
+    /// The agent run the call belongs to, for its events.
+    pub(crate) run_id: Option<&'a str>,
+    /// What the caller's client brings (single calls only).
+    pub(crate) client: Option<&'a ClientSide>,
+}
+
+/// What the caller's client brings to one call ([`CallOptions`](crate::CallOptions)).
+#[derive(Default)]
+pub(crate) struct ClientSide {
+    pub(crate) progress: Option<ProgressSink>,
+    pub(crate) log: Option<LogSink>,
+    pub(crate) input: Option<Arc<ClientInput>>,
+    pub(crate) ask_caller: Option<AskCaller>,
+}
+
+/// Who a call runs for, and what goes with it.
+#[derive(Clone, Copy)]
+pub(crate) struct Running<'a> {
+    pub(crate) caller: &'a Caller,
+    pub(crate) call_id: &'a str,
+    pub(crate) cancel: Cancel<'a>,
+    pub(crate) client: Option<&'a ClientSide>,
+}
+
+impl<'r> Run<'r> {
+    /// What the tool of call `call_id` runs with.
+    pub(crate) fn running<'a>(&'a self, call_id: &'a str) -> Running<'a> {
+        Running {
+            caller: self.caller,
+            call_id,
+            cancel: self.cancel,
+            client: self.client,
+        }
+    }
+
+    /// The call `call_id` of `entry`'s tool, on its way to a decision.
+    pub(crate) fn asking<'a>(&'a self, entry: &'a Arc<Entry>, call_id: &'a str) -> Asking<'a> {
+        Asking {
+            config: self.config,
+            entry,
+            caller: self.caller,
+            call_id,
+            cancel: self.cancel,
+            run_id: self.run_id,
+            ask_caller: self.client.and_then(|client| client.ask_caller.as_ref()),
+        }
+    }
+}
