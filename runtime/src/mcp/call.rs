@@ -167,9 +167,8 @@ impl McpServer {
         };
         let id = context.id.to_string();
         let tool_call = ToolCall::new(id, call.definition.name.clone(), call.arguments.clone());
-        // Boxed once here: the forwarding beside it, the rounds and rmcp's request task
-        // would otherwise each hold (and move) its whole size.
-        let running = Box::pin(self.registry().call_with(call.caller, tool_call, options));
+        // Small: a call with options keeps its path boxed (`Registry::call_with`).
+        let running = self.registry().call_with(call.caller, tool_call, options);
         match forwarded.forwarding {
             Some(forwarding) => forwarding.beside(running).await,
             None => running.await,

@@ -1,0 +1,298 @@
+//! A call whose path need not wait runs to its outcome in the poll that starts it; one that
+//! waits goes on in a future of its own; a call with options takes the full path. Whichever
+//! way a call goes, its outcome and its audit record are the same: every case here is made
+//! as a plain call, with options (the full path), alone, and inside a batch, and compared.
+
+use std::sync::{Arc, Mutex};
+
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde_json::{Value, json};
+use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
+use toolgate::audit::{AuditRecord, AuditSink};
+use toolgate::policy::{Decision, PolicyRequest};
+use toolgate::prelude::*;
+
+/// Add two numbers (finishes when first polled).
+#[tool(permission = "user", read_only)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Add two numbers, after letting other tasks run once (not finished when first polled).
+#[tool(permission = "user", read_only)]
+async fn add_later(a: i64, b: i64) -> i64 {
+    tokio::task::yield_now().await;
+    a + b
+}
+
+/// Double a number on a blocking thread (a synchronous tool).
+#[tool(permission = "user", read_only)]
+fn double(n: i64) -> i64 {
+    n * 2
+}
+
+/// Panics.
+#[tool(permission = "user", read_only)]
+async fn explode() -> i64 {
+    panic!("the tool blew up")
+}
+
+/// Never finishes.
+#[tool(permission = "user", read_only, timeout = "50ms")]
+async fn stall() -> i64 {
+    std::future::pending::<()>().await;
+    0
+}
+
+/// Only administrators see it.
+#[tool(permission = "admin", read_only)]
+async fn audit_everything() -> i64 {
+    0
+}
+
+/// Send money (the policy wants each transfer approved).
+#[tool(permission = "user")]
+async fn transfer(amount: u32, to: String) -> String {
+    format!("sent {amount} to {to}")
+}
+
+/// A word whose reading panics on `explode` (application code on the call's path).
+#[derive(schemars::JsonSchema)]
+struct Word(String);
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(deserializer)?;
+        match word.as_str() {
+            "explode" => panic!("reading the word blew up"),
+            "" => Err(D::Error::custom("a word is not empty")),
+            _ => Ok(Word(word)),
+        }
+    }
+}
+
+/// Echo a word.
+#[tool(permission = "user", read_only)]
+async fn echo(word: Word) -> String {
+    word.0
+}
+
+#[derive(Clone, Default)]
+struct Collect(Arc<Mutex<Vec<AuditRecord>>>);
+
+impl AuditSink for Collect {
+    fn record(&self, record: &AuditRecord) {
+        self.0.lock().unwrap().push(record.clone());
+    }
+}
+
+impl Collect {
+    fn take(&self) -> Vec<AuditRecord> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn policy(request: &PolicyRequest) -> Decision {
+    match (request.tool.name.as_str(), request.arguments["a"].as_i64()) {
+        ("transfer", _) => Decision::RequireApproval {
+            reason: "money moves".into(),
+        },
+        ("add", Some(13)) => Decision::Deny {
+            reason: "13 is unlucky".into(),
+        },
+        ("add", Some(66)) => panic!("the policy blew up"),
+        _ => Decision::Allow,
+    }
+}
+
+async fn approver(request: ApprovalRequest) -> ApprovalAnswer {
+    match request.arguments["to"].as_str() {
+        Some("bob") => ApprovalAnswer::Approve,
+        Some("carol") => ApprovalAnswer::ApproveWithArguments(json!({"amount": 1, "to": "carol"})),
+        _ => ApprovalAnswer::Deny {
+            reason: "unknown recipient".into(),
+        },
+    }
+}
+
+/// With a sink, records are written by a future (the call waits for it); without, they go
+/// to the history at once.
+fn registry(sink: Option<&Collect>) -> Registry {
+    let builder = Registry::builder()
+        .roles(["user", "admin"])
+        .policy(policy)
+        .approver("desk", approver);
+    let builder = match sink {
+        Some(sink) => builder.audit_sink(sink.clone()),
+        None => builder,
+    };
+    builder.build().unwrap()
+}
+
+/// Every kind of call: at once, waiting on its tool, on a blocking thread, panicking,
+/// timing out, unknown, hidden, unreadable, refused, approved, edited by the approver,
+/// and with a policy or an argument type that panics.
+fn cases() -> Vec<(&'static str, Value)> {
+    vec![
+        ("add", json!({"a": 2, "b": 3})),
+        ("add_later", json!({"a": 2, "b": 3})),
+        ("double", json!({"n": 21})),
+        ("explode", json!({})),
+        ("stall", json!({})),
+        ("nowhere", json!({})),
+        ("audit_everything", json!({})),
+        ("add", json!({"a": "two", "b": 3})),
+        ("add", json!({"a": 2})),
+        ("add", json!({"a": 13, "b": 1})),
+        ("add", json!({"a": 66, "b": 1})),
+        ("transfer", json!({"amount": 5, "to": "bob"})),
+        ("transfer", json!({"amount": 5, "to": "carol"})),
+        ("transfer", json!({"amount": 5, "to": "mallory"})),
+        ("echo", json!({"word": "hello"})),
+        ("echo", json!({"word": ""})),
+        ("echo", json!({"word": "explode"})),
+    ]
+}
+
+/// What must agree between two ways of making a call.
+fn seen(outcome: &ToolOutcome) -> Value {
+    let result = match &outcome.result {
+        Ok(value) => json!({"ok": value}),
+        Err(error) => json!({"code": error.code.to_string(), "message": error.message}),
+    };
+    json!({
+        "call_id": outcome.call_id.as_str(),
+        "tool": outcome.tool.as_str(),
+        "is_content": outcome.is_content,
+        "result": result,
+    })
+}
+
+fn recorded(record: &AuditRecord) -> Value {
+    json!({
+        "tool": record.tool,
+        "call_id": record.call_id,
+        "arguments": record.arguments,
+        "decision": record.decision,
+        "approver": record.approver,
+        "outcome": record.outcome,
+    })
+}
+
+fn call_of(index: usize, (tool, arguments): &(&str, Value)) -> ToolCall {
+    ToolCall::new(format!("call-{index}"), *tool, arguments.to_string())
+}
+
+/// Options that change nothing about the outcome, but take the call down the full path.
+fn full_path() -> CallOptions {
+    CallOptions {
+        cancel: Some(CancellationToken::new()),
+        ..CallOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn every_kind_of_call_ends_alike_at_once_and_down_the_full_path() {
+    let caller = Caller::new("alice", "user");
+    for sink in [None, Some(Collect::default())] {
+        let registry = registry(sink.as_ref());
+        for (index, case) in cases().iter().enumerate() {
+            let plain = registry.call(&caller, call_of(index, case)).await;
+            let plain_records = sink.as_ref().map(Collect::take);
+            let options = full_path();
+            let full = registry
+                .call_with(&caller, call_of(index, case), options)
+                .await;
+            let full_records = sink.as_ref().map(Collect::take);
+            assert_eq!(seen(&plain), seen(&full), "{case:?}");
+            if let (Some(plain), Some(full)) = (plain_records, full_records) {
+                assert_eq!(plain.len(), 1, "{case:?}: one record per call");
+                assert_eq!(recorded(&plain[0]), recorded(&full[0]), "{case:?}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_outcomes_are_what_each_case_calls_for() {
+    let caller = Caller::new("alice", "user");
+    let registry = registry(None);
+    let mut outcomes = Vec::new();
+    for (index, case) in cases().iter().enumerate() {
+        outcomes.push(seen(&registry.call(&caller, call_of(index, case)).await));
+    }
+    let results: Vec<&Value> = outcomes.iter().map(|outcome| &outcome["result"]).collect();
+    let code = |index: usize| results[index]["code"].as_str().unwrap_or("ok");
+    assert_eq!(results[0]["ok"], 5);
+    assert_eq!(results[1]["ok"], 5);
+    assert_eq!(results[2]["ok"], 42);
+    assert_eq!(code(3), "panicked");
+    assert_eq!(code(4), "timeout");
+    assert_eq!(code(5), "unknown_tool");
+    // Hidden: the same answer as a tool that does not exist.
+    assert_eq!(code(6), "unknown_tool");
+    assert!(
+        !results[6]["message"]
+            .as_str()
+            .unwrap()
+            .contains("audit_everything is")
+    );
+    assert_eq!(code(7), "invalid_arguments");
+    assert_eq!(code(8), "invalid_arguments");
+    assert_eq!(code(9), "denied");
+    // The policy's panic is contained: the call does not run, and the registry goes on.
+    assert_eq!(code(10), "panicked");
+    assert!(
+        results[10]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the call did not run")
+    );
+    assert_eq!(results[11]["ok"], "sent 5 to bob");
+    assert_eq!(results[12]["ok"], "sent 1 to carol");
+    assert_eq!(code(13), "approval_denied");
+    assert_eq!(results[14]["ok"], "hello");
+    assert_eq!(code(15), "invalid_arguments");
+    assert_eq!(code(16), "panicked");
+    // And the registry still answers.
+    let again = registry.call(&caller, call_of(0, &cases()[0])).await;
+    assert_eq!(again.result.unwrap(), 5);
+}
+
+#[tokio::test]
+async fn a_batch_ends_each_call_as_a_single_call_does() {
+    let caller = Caller::new("alice", "user");
+    let sink = Collect::default();
+    let registry = registry(Some(&sink));
+    let cases = cases();
+    let mut alone = Vec::new();
+    for (index, case) in cases.iter().enumerate() {
+        alone.push(seen(&registry.call(&caller, call_of(index, case)).await));
+    }
+    let alone_records: Vec<Value> = sink.take().iter().map(recorded).collect();
+    for mode in [
+        BatchMode::ReadOnlyParallel,
+        BatchMode::Parallel,
+        BatchMode::Sequential,
+    ] {
+        let calls = cases.iter().enumerate().map(|(i, case)| call_of(i, case));
+        let options = BatchOptions {
+            mode: Some(mode),
+            // Fewer places than calls that wait: the places are reused.
+            max_concurrency: Some(2),
+            ..BatchOptions::default()
+        };
+        let batch = registry
+            .run_batch_with(&caller, calls.collect(), options)
+            .await;
+        let batch: Vec<Value> = batch.iter().map(seen).collect();
+        assert_eq!(batch, alone, "{mode:?}");
+        let mut records: Vec<Value> = sink.take().iter().map(recorded).collect();
+        let mut expected = alone_records.clone();
+        // Parallel calls finish in any order; each has its record.
+        let by_call = |record: &Value| record["call_id"].as_str().unwrap().to_owned();
+        records.sort_by_key(by_call);
+        expected.sort_by_key(by_call);
+        assert_eq!(records, expected, "{mode:?}");
+    }
+}
