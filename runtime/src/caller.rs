@@ -39,4 +39,14 @@ impl Caller {
     pub fn role(&self) -> &str {
         &self.role
     }
+
+    /// The caller's id as it is kept (to share, not copy, where a record keeps it).
+    pub(crate) fn id_text(&self) -> &SmolStr {
+        &self.id
+    }
+
+    /// The caller's role as it is kept.
+    pub(crate) fn role_text(&self) -> &SmolStr {
+        &self.role
+    }
 }

@@ -1,12 +1,13 @@
-//! A record as the registry hands it to its in-memory history: names are copied into buffers
-//! the history reuses, what is fixed stays static (decision, outcome), and arguments read
-//! straight from their text stay text. An [`AuditRecord`] is made only when one is read.
+//! A record as the registry hands it to its in-memory history: names are the call's own
+//! (short ones kept inline, longer ones shared with the call, never copied), what is fixed
+//! stays static (decision, outcome), and arguments read straight from their text stay text. An [`AuditRecord`] is made only when one is read.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use super::AuditRecord;
 use super::readers::Readers;
@@ -104,10 +105,10 @@ impl KeptArguments {
 
 #[derive(Clone, Copy)]
 pub(crate) struct Names<'a> {
-    pub(crate) caller: &'a str,
-    pub(crate) role: &'a str,
-    pub(crate) tool: &'a str,
-    pub(crate) call_id: &'a str,
+    pub(crate) caller: &'a SmolStr,
+    pub(crate) role: &'a SmolStr,
+    pub(crate) tool: &'a SmolStr,
+    pub(crate) call_id: &'a SmolStr,
 }
 
 /// One call's record, as the memory history keeps it.
@@ -117,10 +118,10 @@ pub(crate) struct KeptRecord {
     /// ended (see [`crate::time::stamp`]).
     pub(crate) order: u64,
     pub(crate) time_ms: u64,
-    pub(crate) caller: String,
-    pub(crate) role: String,
-    pub(crate) tool: String,
-    pub(crate) call_id: String,
+    pub(crate) caller: SmolStr,
+    pub(crate) role: SmolStr,
+    pub(crate) tool: SmolStr,
+    pub(crate) call_id: SmolStr,
     pub(crate) arguments: KeptArguments,
     pub(crate) decision: Cow<'static, str>,
     pub(crate) approver: Option<String>,
@@ -129,9 +130,8 @@ pub(crate) struct KeptRecord {
 }
 
 impl KeptRecord {
-    /// Takes `record`'s place, with the names copied into this record's own buffers (no
-    /// reference shared with other threads is taken or let go: on a busy server, counting
-    /// those costs more than copying); gives back what this record held that is not reused.
+    /// Takes `record`'s place, with its names (see [`Names`]); gives back what this record
+    /// held that is freed outside the history's lock.
     #[inline]
     pub(crate) fn overwrite(
         &mut self,
@@ -150,15 +150,10 @@ impl KeptRecord {
         } = record;
         self.order = order;
         self.time_ms = time_ms;
-        for (buffer, name) in [
-            (&mut self.caller, names.caller),
-            (&mut self.role, names.role),
-            (&mut self.tool, names.tool),
-            (&mut self.call_id, names.call_id),
-        ] {
-            buffer.clear();
-            buffer.push_str(name);
-        }
+        self.caller.clone_from(names.caller);
+        self.role.clone_from(names.role);
+        self.tool.clone_from(names.tool);
+        self.call_id.clone_from(names.call_id);
         self.decision = decision;
         self.outcome = outcome;
         self.duration_ms = duration_ms;
@@ -170,10 +165,10 @@ impl KeptRecord {
     /// `record` with the names copied in.
     pub(crate) fn named(record: KeptRecord, names: Names<'_>) -> KeptRecord {
         KeptRecord {
-            caller: names.caller.to_owned(),
-            role: names.role.to_owned(),
-            tool: names.tool.to_owned(),
-            call_id: names.call_id.to_owned(),
+            caller: names.caller.clone(),
+            role: names.role.clone(),
+            tool: names.tool.clone(),
+            call_id: names.call_id.clone(),
             ..record
         }
     }
@@ -182,10 +177,10 @@ impl KeptRecord {
     pub(crate) fn to_record(&self, readers: &Readers) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
-            caller: self.caller.clone(),
-            role: self.role.clone(),
-            tool: self.tool.clone(),
-            call_id: self.call_id.clone(),
+            caller: self.caller.to_string(),
+            role: self.role.to_string(),
+            tool: self.tool.to_string(),
+            call_id: self.call_id.to_string(),
             arguments: self.arguments.to_value(readers),
             decision: self.decision.clone().into_owned(),
             approver: self.approver.clone(),
@@ -198,10 +193,10 @@ impl KeptRecord {
     pub(crate) fn into_record(self, arguments: Value) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
-            caller: self.caller,
-            role: self.role,
-            tool: self.tool,
-            call_id: self.call_id,
+            caller: self.caller.into(),
+            role: self.role.into(),
+            tool: self.tool.into(),
+            call_id: self.call_id.into(),
             arguments,
             decision: self.decision.into_owned(),
             approver: self.approver,
@@ -218,10 +213,10 @@ impl From<AuditRecord> for KeptRecord {
         KeptRecord {
             order: crate::time::stamp(std::time::Instant::now()).order,
             time_ms: record.time_ms,
-            caller: record.caller,
-            role: record.role,
-            tool: record.tool,
-            call_id: record.call_id,
+            caller: record.caller.into(),
+            role: record.role.into(),
+            tool: record.tool.into(),
+            call_id: record.call_id.into(),
             arguments: KeptArguments::Value(record.arguments),
             decision: Cow::Owned(record.decision),
             approver: record.approver,

@@ -78,30 +78,39 @@ impl Ring {
 mod tests {
     use super::*;
     use crate::audit::test_record;
+    use smol_str::SmolStr;
 
     fn record() -> KeptRecord {
         KeptRecord::from(test_record("", ""))
     }
 
-    fn names(call_id: &str) -> Names<'_> {
+    static ANN: SmolStr = SmolStr::new_static("ann");
+    static STAFF: SmolStr = SmolStr::new_static("staff");
+    static ADD: SmolStr = SmolStr::new_static("add");
+
+    fn names(call_id: &SmolStr) -> Names<'_> {
         Names {
-            caller: "ann",
-            role: "staff",
-            tool: "add",
+            caller: &ANN,
+            role: &STAFF,
+            tool: &ADD,
             call_id,
         }
     }
 
     fn ids(ring: &Ring) -> Vec<String> {
         let records = ring.newest_first();
-        records.map(|record| record.call_id.clone()).collect()
+        records.map(|record| record.call_id.to_string()).collect()
     }
 
     /// A ring of three after `count` records.
     fn filled(count: usize) -> Ring {
         let mut ring = Ring::new(3);
         for n in 0..count {
-            let evicted = ring.keep(record(), names(&n.to_string()), CallArguments::default());
+            let evicted = ring.keep(
+                record(),
+                names(&n.to_string().into()),
+                CallArguments::default(),
+            );
             assert_eq!(evicted.is_some(), n >= 3, "record {n}");
         }
         ring
@@ -123,7 +132,7 @@ mod tests {
     fn a_ring_of_no_records_keeps_none() {
         let mut ring = Ring::new(0);
         assert!(
-            ring.keep(record(), names("1"), CallArguments::default())
+            ring.keep(record(), names(&"1".into()), CallArguments::default())
                 .is_none()
         );
         assert_eq!(ring.newest_first().count(), 0);
@@ -133,10 +142,10 @@ mod tests {
     fn an_overwritten_record_takes_every_name_of_the_new_one() {
         let mut ring = filled(3);
         let names = Names {
-            caller: "bob",
-            role: "admin",
-            tool: "search",
-            call_id: "x",
+            caller: &"bob".into(),
+            role: &"admin".into(),
+            tool: &"search".into(),
+            call_id: &"x".into(),
         };
         assert!(
             ring.keep(record(), names, CallArguments::default())
@@ -155,8 +164,14 @@ mod tests {
             reader: &shout,
         };
         let mut ring = Ring::new(2);
-        assert!(ring.keep(record(), names("1"), text("one")).is_none());
-        assert!(ring.keep(record(), names("2"), text("two")).is_none());
+        assert!(
+            ring.keep(record(), names(&"1".into()), text("one"))
+                .is_none()
+        );
+        assert!(
+            ring.keep(record(), names(&"2".into()), text("two"))
+                .is_none()
+        );
         assert_eq!(
             Arc::strong_count(&shout),
             2,
@@ -168,10 +183,10 @@ mod tests {
         assert_eq!(newest.arguments.to_value(ring.readers()), "TWO");
 
         let value = || CallArguments::Value(serde_json::json!({"n": 1}));
-        let (_, _, reader) = ring.keep(record(), names("3"), value()).unwrap();
+        let (_, _, reader) = ring.keep(record(), names(&"3".into()), value()).unwrap();
         assert!(reader.is_none(), "record 2 still reads with it");
         assert_eq!(Arc::strong_count(&shout), 2);
-        let (evicted, _, reader) = ring.keep(record(), names("4"), value()).unwrap();
+        let (evicted, _, reader) = ring.keep(record(), names(&"4".into()), value()).unwrap();
         assert!(matches!(evicted, KeptArguments::Text { .. }));
         assert!(
             reader.is_some(),
@@ -182,7 +197,10 @@ mod tests {
         assert_eq!(ring.readers().len(), 0);
 
         // Held again when a text comes back.
-        assert!(ring.keep(record(), names("5"), text("five")).is_some());
+        assert!(
+            ring.keep(record(), names(&"5".into()), text("five"))
+                .is_some()
+        );
         assert_eq!(Arc::strong_count(&shout), 2);
         let newest = ring.newest_first().next().unwrap();
         assert_eq!(newest.arguments.to_value(ring.readers()), "FIVE");

@@ -265,11 +265,11 @@ pub(crate) fn finish<'a>(
         let record = KeptRecord {
             order: stamp.order,
             time_ms: stamp.millis,
-            // Copied in by the history, or below.
-            caller: String::new(),
-            role: String::new(),
-            tool: String::new(),
-            call_id: String::new(),
+            // Taken in by the history, or below.
+            caller: SmolStr::default(),
+            role: SmolStr::default(),
+            tool: SmolStr::default(),
+            call_id: SmolStr::default(),
             // Handed over beside the record (text holds a borrowed reader).
             arguments: Default::default(),
             decision: Cow::Borrowed(trail.decision),
@@ -285,8 +285,8 @@ pub(crate) fn finish<'a>(
             .iter()
             .any(|sink| wants(sink.as_ref(), &tool));
         let names = Names {
-            caller: caller.id(),
-            role: caller.role(),
+            caller: caller.id_text(),
+            role: caller.role_text(),
             tool: &tool,
             call_id: &call_id,
         };
