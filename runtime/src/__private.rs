@@ -4,7 +4,8 @@ use std::any::Any;
 use std::fmt::Display;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::resume_unwind;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::task::{Context, Poll, Waker};
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -16,8 +17,8 @@ use crate::error::ToolError;
 use crate::tool::{ToolFuture, ToolResult};
 
 pub use crate::exact::{
-    ExactField, ExactInput, ExactShape, NameCache, ReadKnown, ReadNamed, ReadOptionalNamed,
-    ReadUnknown, Shape, ShapeProbe,
+    ExactField, ExactInput, ExactShape, NameCache, Now, NowInvoke, ReadKnown, ReadNamed,
+    ReadOptionalNamed, ReadUnknown, Shape, ShapeProbe,
 };
 pub use crate::static_tool::StaticTool;
 pub use {inventory, schemars, serde, serde_json};
@@ -101,12 +102,58 @@ pub fn assert_parameter<T: ToolParameter<M>, M>() {}
 /// Asserts at compile time that a `Result`'s error type can be shown to a model.
 pub fn assert_result_error<E: ToolErrorType<M>, M>(_error: &E) {}
 
-/// Boxes an async tool's future, requiring it to be `Send`.
-pub fn boxed_tool_future<F, M>(future: F) -> ToolFuture
-where
-    F: Future<Output = ToolResult> + SendFuture<M> + 'static,
-{
-    Box::pin(future)
+/// What is done with an async tool's future once it is made: boxed ([`Boxed`]), or run in
+/// place ([`RunNow`]). The future must be `Send` either way (one tool, one set of checks).
+pub trait Launch {
+    /// What launching gives.
+    type Output;
+
+    /// Launches `future`.
+    fn launch<F, M>(self, future: F) -> Self::Output
+    where
+        F: Future<Output = ToolResult> + SendFuture<M> + 'static;
+}
+
+/// Boxes the future, to be run by the registry.
+pub struct Boxed;
+
+impl Launch for Boxed {
+    type Output = ToolFuture;
+
+    fn launch<F, M>(self, future: F) -> ToolFuture
+    where
+        F: Future<Output = ToolResult> + SendFuture<M> + 'static,
+    {
+        Box::pin(future)
+    }
+}
+
+/// Runs the future of a function whose body has no `.await` to its end, in place: it
+/// finishes when first polled.
+pub struct RunNow;
+
+impl Launch for RunNow {
+    type Output = Now;
+
+    fn launch<F, M>(self, future: F) -> Now
+    where
+        F: Future<Output = ToolResult> + SendFuture<M> + 'static,
+    {
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            let future = std::pin::pin!(future);
+            let mut context = Context::from_waker(Waker::noop());
+            match future.poll(&mut context) {
+                Poll::Ready(result) => result,
+                // Only a macro that hides an `.await` (one named like a formatting or
+                // assertion macro) gets here: the call fails rather than spin or block.
+                Poll::Pending => Err(ToolError::new(
+                    crate::ErrorCode::ExecutionFailed,
+                    "the tool waited although its body has no `.await` (a macro in it awaits); it was stopped",
+                )),
+            }
+        }));
+        Now::Ran(ran)
+    }
 }
 
 /// A future that fails at once.

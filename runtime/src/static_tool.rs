@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
 use crate::definition::{Hints, Risk, SourceLocation, ToolDefinition};
-use crate::exact::{ExactField, ExactInvoke};
+use crate::exact::{ExactField, ExactInvoke, NowInvoke};
 use crate::tool::ToolFuture;
 
 /// One `#[tool]` function, as registered at compile time.
@@ -39,6 +39,10 @@ pub struct StaticTool {
     /// Reads the arguments straight into the parameter types (`None` where serde cannot);
     /// the context is made only if the function takes part of it.
     pub invoke_exact: ExactInvoke,
+    /// For an async function that finishes when first polled (no `.await` in its body):
+    /// reads the arguments straight into the parameter types and, if allowed, runs it in
+    /// place, with no future boxed.
+    pub invoke_now: Option<NowInvoke>,
 }
 
 inventory::collect!(StaticTool);

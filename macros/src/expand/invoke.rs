@@ -39,8 +39,8 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     // The context's parts are taken inside the tool's future, so they are taken only for a
     // call that was authorized and is running.
     let bindings = quote!(#(#bindings)*);
-    let call = call(item, function, bindings, convert);
-    let exact_items = exact_items(function);
+    let call = call(item, function, context_made, bindings, convert);
+    let exact_items = exact_items(item, function);
     quote! {
         fn __invoke(
             __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
@@ -54,13 +54,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
 
         #exact_items
 
-        fn __start(
-            __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
-            __arguments: __ToolArguments,
-        ) -> ::toolgate::ToolFuture {
-            #context_made
-            #call
-        }
+        #call
 
         fn __output_schema() -> ::core::option::Option<::toolgate::__private::serde_json::Value> {
             #[allow(unused_imports)]
@@ -86,7 +80,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
 /// or a `#[serde]` attribute changes how it is read) and `__invoke_exact`, which reads the
 /// arguments straight into `__ExactArguments`: each field through `__read_<name>`, which reads
 /// its type as its shape says (a unit enum: a string among its names, then the type).
-fn exact_items(function: &ToolFn) -> TokenStream {
+fn exact_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     let arguments = super::arguments::arguments(function);
     let serde_attributes = arguments.iter().any(|argument| {
         argument
@@ -96,6 +90,9 @@ fn exact_items(function: &ToolFn) -> TokenStream {
     });
     if serde_attributes {
         return quote! {
+            const __INVOKE_NOW: ::core::option::Option<::toolgate::__private::NowInvoke> =
+                ::core::option::Option::None;
+
             fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
                 ::core::option::Option::None
             }
@@ -143,7 +140,8 @@ fn exact_items(function: &ToolFn) -> TokenStream {
         let default = is_option(ty).then(|| quote!(default,));
         quote!(#[serde(rename = #key, #default deserialize_with = #reader)] #ident: #ty,)
     });
-    let idents = arguments.iter().map(|argument| &argument.ident);
+    let idents: Vec<&syn::Ident> = arguments.iter().map(|argument| &argument.ident).collect();
+    let invoke_now = invoke_now(item, &idents);
     quote! {
         fn __exact_fields() -> ::core::option::Option<::std::vec::Vec<::toolgate::__private::ExactField>> {
             #probes
@@ -166,6 +164,39 @@ fn exact_items(function: &ToolFn) -> TokenStream {
             let __read: __ExactArguments = __arguments.read()?;
             let __arguments = __ToolArguments { #(#idents: __read.#idents),* };
             ::core::option::Option::Some(__start(__context, __arguments))
+        }
+
+        #invoke_now
+    }
+}
+
+/// `__INVOKE_NOW`: for an async function that finishes when first polled, `__invoke_now`,
+/// which reads the arguments straight into the parameters, asks `__may_run` (the registry
+/// authorizes the call), and runs the function in place, its future never boxed.
+fn invoke_now(item: &ItemFn, idents: &[&syn::Ident]) -> TokenStream {
+    if !super::immediate::finishes_when_first_polled(item) {
+        return quote! {
+            const __INVOKE_NOW: ::core::option::Option<::toolgate::__private::NowInvoke> =
+                ::core::option::Option::None;
+        };
+    }
+    quote! {
+        const __INVOKE_NOW: ::core::option::Option<::toolgate::__private::NowInvoke> =
+            ::core::option::Option::Some(__invoke_now);
+
+        fn __invoke_now(
+            __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
+            __arguments: ::toolgate::__private::ExactInput<'_>,
+            __may_run: &mut dyn ::core::ops::FnMut() -> bool,
+        ) -> ::toolgate::__private::Now {
+            let ::core::option::Option::Some(__read) = __arguments.read::<__ExactArguments>() else {
+                return ::toolgate::__private::Now::Unread;
+            };
+            if !__may_run() {
+                return ::toolgate::__private::Now::NotRun;
+            }
+            let __arguments = __ToolArguments { #(#idents: __read.#idents),* };
+            __launch(__context, __arguments, ::toolgate::__private::RunNow)
         }
     }
 }
@@ -190,11 +221,13 @@ fn context_ident(context: &Context) -> syn::Ident {
     format_ident!("__context_{}", context.ident.unraw())
 }
 
-/// The function called with its arguments and context, as a boxed future: async functions
-/// directly, sync ones on the blocking pool.
+/// `__start`: the function called with its arguments and context, as a boxed future (sync
+/// functions on the blocking pool). An async function's future is made once, in `__launch`,
+/// which boxes it for `__start` or runs it in place for `__invoke_now`.
 fn call(
     item: &ItemFn,
     function: &ToolFn,
+    context_made: TokenStream,
     bindings: TokenStream,
     convert: TokenStream,
 ) -> TokenStream {
@@ -209,19 +242,43 @@ fn call(
             quote!(#ident)
         }
     });
-    if item.sig.asyncness.is_some() {
-        let future = quote!(async move {
-            #bindings
-            let __output = #fn_ident(#(#call_args),*).await;
-            #convert
-        });
-        quote_spanned!(fn_ident.span()=> ::toolgate::__private::boxed_tool_future(#future))
-    } else {
-        quote!(::std::boxed::Box::pin(::toolgate::__private::run_blocking(move || {
-            #bindings
-            let __output = #fn_ident(#(#call_args),*);
-            #convert
-        })))
+    let start = quote! {
+        fn __start(
+            __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
+            __arguments: __ToolArguments,
+        ) -> ::toolgate::ToolFuture
+    };
+    if item.sig.asyncness.is_none() {
+        return quote! {
+            #start {
+                #context_made
+                ::std::boxed::Box::pin(::toolgate::__private::run_blocking(move || {
+                    #bindings
+                    let __output = #fn_ident(#(#call_args),*);
+                    #convert
+                }))
+            }
+        };
+    }
+    let future = quote!(async move {
+        #bindings
+        let __output = #fn_ident(#(#call_args),*).await;
+        #convert
+    });
+    let launched = quote_spanned!(fn_ident.span()=> ::toolgate::__private::Launch::launch(__launcher, #future));
+    quote! {
+        fn __launch<__Launcher: ::toolgate::__private::Launch>(
+            __context: impl ::core::ops::FnOnce() -> ::toolgate::ToolContext,
+            __arguments: __ToolArguments,
+            __launcher: __Launcher,
+        ) -> __Launcher::Output {
+            #context_made
+            #launched
+        }
+
+        #start {
+            __launch(__context, __arguments, ::toolgate::__private::Boxed)
+        }
     }
 }
 

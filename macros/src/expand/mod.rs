@@ -3,6 +3,7 @@
 //! (`record`), all inside `const _: () = { ... };`.
 
 mod arguments;
+mod immediate;
 mod invoke;
 mod record;
 

@@ -61,6 +61,7 @@ pub(super) fn record(
             invoke: __invoke,
             exact_fields: __exact_fields,
             invoke_exact: __invoke_exact,
+            invoke_now: __INVOKE_NOW,
         }
     }
 }

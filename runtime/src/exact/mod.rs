@@ -119,6 +119,21 @@ pub struct ExactField {
 pub type ExactInvoke =
     fn(&mut dyn FnMut() -> crate::ToolContext, ExactInput<'_>) -> Option<crate::ToolFuture>;
 
+/// A `#[tool]`'s way in for a call that runs in place: its context (made on demand), its
+/// arguments, and whether it may run (asked once the arguments are read).
+pub type NowInvoke =
+    fn(&mut dyn FnMut() -> crate::ToolContext, ExactInput<'_>, &mut dyn FnMut() -> bool) -> Now;
+
+/// What came of a [`NowInvoke`].
+pub enum Now {
+    /// The arguments could not be read (the checked path reads them and says why).
+    Unread,
+    /// Read, but not to be run now.
+    NotRun,
+    /// Run: what the function gave, or the panic it stopped with.
+    Ran(Result<crate::tool::ToolResult, Box<dyn std::any::Any + Send>>),
+}
+
 /// Arguments as they arrived, to be read straight into a tool's argument struct.
 #[derive(Clone, Copy)]
 pub enum ExactInput<'a> {

@@ -13,6 +13,7 @@ use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::ToolError;
 use crate::exact::ExactInput;
 use crate::registry::Config;
+use crate::registry::exact::ExactRead;
 use crate::registry::record::Trail;
 use crate::registry::run::Running;
 use crate::registry::snapshot::Entry;
@@ -26,14 +27,45 @@ pub(crate) enum Checked {
     Text(String),
 }
 
+/// Checked arguments, borrowed: what the policy and the call's events look at.
+#[derive(Clone, Copy)]
+pub(crate) enum Arguments<'a> {
+    Value(&'a Value),
+    Text(&'a str),
+}
+
+impl<'a> Arguments<'a> {
+    /// The arguments as a JSON value (see [`Checked::value`]).
+    pub(crate) fn value(self, entry: &Entry) -> Cow<'a, Value> {
+        match self {
+            Arguments::Value(value) => Cow::Borrowed(value),
+            Arguments::Text(text) => Cow::Owned(entry.read_text(text)),
+        }
+    }
+}
+
+impl<'a> From<ExactInput<'a>> for Arguments<'a> {
+    fn from(input: ExactInput<'a>) -> Self {
+        match input {
+            ExactInput::Text(text) => Arguments::Text(text),
+            ExactInput::Value(value) => Arguments::Value(value),
+        }
+    }
+}
+
 impl Checked {
+    /// The arguments, borrowed.
+    pub(crate) fn view(&self) -> Arguments<'_> {
+        match self {
+            Checked::Value(value) => Arguments::Value(value),
+            Checked::Text(text) => Arguments::Text(text),
+        }
+    }
+
     /// The arguments as a JSON value: borrowed, or read back from the text (for the rare
     /// step that needs one: an approval, an event, a record written before the run).
     pub(crate) fn value(&self, entry: &Entry) -> Cow<'_, Value> {
-        match self {
-            Checked::Value(value) => Cow::Borrowed(value),
-            Checked::Text(text) => Cow::Owned(entry.read_text(text)),
-        }
+        self.view().value(entry)
     }
 
     /// The arguments as the call's record keeps them, secrets redacted; text with its
@@ -100,41 +132,53 @@ pub(crate) fn read_exact(
     config: &Config,
     entry: &Entry,
     running: &Running<'_>,
-    arguments: ToolArguments,
+    mut arguments: ToolArguments,
     dry_run: bool,
 ) -> Result<(Checked, Started), ToolArguments> {
-    let governance = &config.governance;
-    let limits = &config.limits;
-    let exact = match entry.exact {
-        Some(exact)
-            if !dry_run
-                && exact.depth <= limits.max_depth
-                && !governance.policy.reads_arguments()
-                && !governance.records_before_run() =>
-        {
-            exact
-        }
-        _ => return Err(arguments),
-    };
-    let mut arguments = arguments;
-    let input = match &mut arguments {
-        ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),
-        ToolArguments::Value(value) if check_value(value, limits).is_ok() => {
-            entry.normalize(value);
-            ExactInput::Value(value)
-        }
-        _ => return Err(arguments),
+    let Some((exact, input)) = exact_input(config, entry, &mut arguments, dry_run) else {
+        return Err(arguments);
     };
     let (future, token) = on_demand(config, running, |context| (exact.invoke)(context, input));
     let Some(future) = future else {
         return Err(arguments);
     };
-    let checked = match arguments {
+    Ok((checked(arguments), Started { future, token }))
+}
+
+/// The arguments as the tool's exact reader takes them (a value normalized first), where the
+/// tool has one and nothing on the call's path needs them as a JSON value.
+pub(crate) fn exact_input<'a>(
+    config: &Config,
+    entry: &'a Entry,
+    arguments: &'a mut ToolArguments,
+    dry_run: bool,
+) -> Option<(&'a ExactRead, ExactInput<'a>)> {
+    let governance = &config.governance;
+    let limits = &config.limits;
+    let exact = entry.exact.as_ref().filter(|exact| {
+        !dry_run
+            && exact.depth <= limits.max_depth
+            && !governance.policy.reads_arguments()
+            && !governance.records_before_run()
+    })?;
+    let input = match arguments {
+        ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),
+        ToolArguments::Value(value) if check_value(value, limits).is_ok() => {
+            entry.normalize(value);
+            ExactInput::Value(value)
+        }
+        _ => return None,
+    };
+    Some((exact, input))
+}
+
+/// Arguments an exact reader has read, as checked ones.
+pub(crate) fn checked(arguments: ToolArguments) -> Checked {
+    match arguments {
         ToolArguments::Text(text) => Checked::Text(text),
         ToolArguments::Value(value) => Checked::Value(value),
         ToolArguments::Bytes(_) => unreachable!("bytes are read the checked way"),
-    };
-    Ok((checked, Started { future, token }))
+    }
 }
 
 /// Parses, normalizes and validates arguments; what is kept of arguments that cannot be

@@ -10,13 +10,15 @@
 use serde_json::{Map, Value};
 
 use crate::exact::{
-    ANNOTATIONS, ExactField, ExactInvoke, Shape, accepted_names, is_annotation, referred,
+    ANNOTATIONS, ExactField, ExactInvoke, NowInvoke, Shape, accepted_names, is_annotation, referred,
 };
 
 /// How a proven tool reads its arguments straight into its parameter types.
 #[derive(Clone, Copy)]
 pub(crate) struct ExactRead {
     pub(crate) invoke: ExactInvoke,
+    /// For a function that finishes when first polled: read and run in place.
+    pub(crate) now: Option<NowInvoke>,
     /// The deepest nesting a readable argument object can have (`{}` is 1).
     pub(crate) depth: usize,
 }

@@ -116,7 +116,7 @@ where
                 break 'run Err(error);
             }
             let asking = run.asking(entry, id);
-            let decision = match authorize(&asking, &arguments, run.dry_run) {
+            let decision = match authorize(&asking, arguments.view(), run.dry_run) {
                 Authorization::Decided(verdict, authorized) => (verdict, authorized),
                 // Boxed: the approval path's state is large, and every call's future would
                 // carry it.
@@ -222,6 +222,18 @@ pub(crate) fn prepare<'s>(
     arguments: ToolArguments,
     trail: &mut Trail<'s>,
 ) -> Result<(&'s Arc<Entry>, Checked, Option<Started>), ToolError> {
+    let entry = found(run, snapshot, name, trail)?;
+    let (arguments, started) = read(run, entry, id, arguments, trail)?;
+    Ok((entry, arguments, started))
+}
+
+/// The tool the call names, if it is not cancelled already and its caller sees the tool.
+pub(crate) fn found<'s>(
+    run: &Run<'_>,
+    snapshot: &'s Snapshot,
+    name: &str,
+    trail: &mut Trail<'s>,
+) -> Result<&'s Arc<Entry>, ToolError> {
     if run.cancel.is_cancelled() {
         return Err(ToolError::new(
             ErrorCode::Cancelled,
@@ -230,11 +242,23 @@ pub(crate) fn prepare<'s>(
     }
     let entry = find(run.config, snapshot, run.rank, name)?;
     trail.seen(&entry.definition);
+    Ok(entry)
+}
+
+/// The call's arguments, checked (or read straight into the tool's parameters, its future
+/// made).
+pub(crate) fn read<'s>(
+    run: &Run<'_>,
+    entry: &'s Arc<Entry>,
+    id: &str,
+    arguments: ToolArguments,
+    trail: &mut Trail<'s>,
+) -> Result<(Checked, Option<Started>), ToolError> {
     match read_exact(run.config, entry, &run.running(id), arguments, run.dry_run) {
-        Ok((arguments, started)) => Ok((entry, arguments, Some(started))),
+        Ok((arguments, started)) => Ok((arguments, Some(started))),
         Err(arguments) => {
             let checked = read_arguments(run.config, entry, arguments, trail)?;
-            Ok((entry, Checked::Value(checked), None))
+            Ok((Checked::Value(checked), None))
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
-use crate::registry::checked::Checked;
+use crate::registry::checked::Arguments;
 use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
@@ -74,16 +74,20 @@ pub(crate) enum Authorization {
 
 /// Applies the policy. Not async: most calls are decided here, and only a call that must be
 /// approved waits (in [`require_approval`], which its caller boxes).
-pub(crate) fn authorize(asking: &Asking<'_>, arguments: &Checked, dry_run: bool) -> Authorization {
+pub(crate) fn authorize(
+    asking: &Asking<'_>,
+    arguments: Arguments<'_>,
+    dry_run: bool,
+) -> Authorization {
     let governance = &asking.config.governance;
     let entry = asking.entry;
     let request = PolicyRequest {
         tool: &entry.definition,
         caller: asking.caller,
         arguments: match arguments {
-            Checked::Value(value) => value,
+            Arguments::Value(value) => value,
             // Read straight from text: only for a policy that does not read them.
-            Checked::Text(_) => &UNREAD,
+            Arguments::Text(_) => &UNREAD,
         },
     };
     let tool = &asking.entry.definition.name;

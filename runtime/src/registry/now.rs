@@ -17,12 +17,14 @@ use smol_str::SmolStr;
 use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::context::CancellationToken;
+use crate::exact::Now;
 use crate::registry::checked::{Checked, Started};
+use crate::registry::checked::{checked, exact_input, on_demand};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
-    Decided, Ready, authorized, conclude, prepare, run_decided, start_with,
+    Decided, Ready, authorized, conclude, found, read, run_decided, start_with,
 };
-use crate::registry::govern::{Authorization, authorize, require_approval};
+use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
 use crate::registry::record::Trail;
 use crate::registry::run::Run;
@@ -123,11 +125,22 @@ fn attempt<'s>(
     trail: &mut Trail<'s>,
     context: &mut Context<'_>,
 ) -> Attempt {
-    let (entry, arguments, started) = match prepare(run, snapshot, id, name, arguments, trail) {
-        Ok(prepared) => prepared,
+    let entry = match found(run, snapshot, name, trail) {
+        Ok(entry) => entry,
         Err(error) => return Attempt::Ended(Err(error)),
     };
-    let decision = match authorize(&run.asking(entry, id), &arguments, false) {
+    let (arguments, started, authorization) = match in_place(run, entry, id, arguments, trail) {
+        InPlace::Ran(arguments, result) => return ended(run, entry, arguments, result, trail),
+        InPlace::Stopped(arguments, authorization) => (arguments, None, authorization),
+        InPlace::No(arguments) => match read(run, entry, id, arguments, trail) {
+            Ok((arguments, started)) => {
+                let authorization = authorize(&run.asking(entry, id), arguments.view(), false);
+                (arguments, started, authorization)
+            }
+            Err(error) => return Attempt::Ended(Err(error)),
+        },
+    };
+    let decision = match authorization {
         Authorization::Decided(verdict, authorized) => (verdict, authorized),
         Authorization::Approval(reason) => {
             let entry = Arc::clone(entry);
@@ -159,10 +172,70 @@ fn attempt<'s>(
         }
         Err(ended) => ended,
     };
+    ended(run, entry, arguments, result, trail)
+}
+
+/// The call's end: its arguments kept for its record.
+fn ended<'e>(
+    run: &Run<'_>,
+    entry: &'e Arc<Entry>,
+    arguments: Checked,
+    result: ToolResult,
+    trail: &mut Trail<'e>,
+) -> Attempt {
     if run.config.governance.audits() {
         trail.keep(arguments, entry);
     }
     Attempt::Ended(result)
+}
+
+/// How far a tool that runs in place got.
+enum InPlace {
+    /// Not at all: it has no way to run in place, or its arguments need the checked path.
+    No(ToolArguments),
+    /// Its arguments read, and not allowed to run now: what authorization decided.
+    Stopped(Checked, Authorization),
+    /// Run, authorized, with what it gave.
+    Ran(Checked, ToolResult),
+}
+
+/// Reads the arguments straight into the parameters of a tool that finishes when first
+/// polled, authorizes the call, and runs the function in place: no future made or boxed.
+fn in_place(
+    run: &Run<'_>,
+    entry: &Arc<Entry>,
+    id: &str,
+    mut arguments: ToolArguments,
+    trail: &mut Trail<'_>,
+) -> InPlace {
+    let Some((exact, input)) = exact_input(run.config, entry, &mut arguments, false) else {
+        return InPlace::No(arguments);
+    };
+    let Some(invoke) = exact.now else {
+        return InPlace::No(arguments);
+    };
+    let asking = run.asking(entry, id);
+    let mut stopped = None;
+    let mut may_run = || match authorize(&asking, input.into(), false) {
+        Authorization::Decided(verdict, Ok(Authorized::Run(None))) => {
+            trail.note(verdict);
+            true
+        }
+        other => {
+            stopped = Some(other);
+            false
+        }
+    };
+    // A token made for the function's context is let go uncancelled: the function is done.
+    let (now, _token) = on_demand(run.config, &run.running(id), |context| {
+        invoke(context, input, &mut may_run)
+    });
+    match (now, stopped) {
+        (Now::Ran(finished), _) => InPlace::Ran(checked(arguments), ran(entry, finished)),
+        (Now::NotRun, Some(authorization)) => InPlace::Stopped(checked(arguments), authorization),
+        // Unread (or not run without being asked): the usual path reads and decides.
+        (Now::Unread | Now::NotRun, _) => InPlace::No(arguments),
+    }
 }
 
 /// The rest of a call that waits, to its outcome.

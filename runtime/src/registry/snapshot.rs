@@ -314,6 +314,7 @@ fn exact_read(handler: &Handler, definition: &ToolDefinition) -> Option<ExactRea
         definition.secret_arguments.is_empty() && exact::proven(&fields, &definition.input_schema);
     proven.then(|| ExactRead {
         invoke: tool.invoke_exact,
+        now: tool.invoke_now,
         depth: exact::depth(&fields),
     })
 }
