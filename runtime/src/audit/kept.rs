@@ -111,92 +111,29 @@ pub(crate) struct Names<'a> {
     pub(crate) call_id: &'a SmolStr,
 }
 
-/// One call's record, as the memory history keeps it.
+/// What a call's record says besides its names and arguments: small, so that it is handed
+/// to the history without a copy of a whole record.
 #[derive(Debug)]
-pub(crate) struct KeptRecord {
+pub(crate) struct Facts {
     /// Where it stands among all records: the monotonic clock's nanoseconds when the call
     /// ended (see [`crate::time::stamp`]).
     pub(crate) order: u64,
     pub(crate) time_ms: u64,
-    pub(crate) caller: SmolStr,
-    pub(crate) role: SmolStr,
-    pub(crate) tool: SmolStr,
-    pub(crate) call_id: SmolStr,
-    pub(crate) arguments: KeptArguments,
     pub(crate) decision: Cow<'static, str>,
     pub(crate) approver: Option<String>,
     pub(crate) outcome: Cow<'static, str>,
     pub(crate) duration_ms: f64,
 }
 
-impl KeptRecord {
-    /// Takes `record`'s place, with its names (see [`Names`]); gives back what this record
-    /// held that is freed outside the history's lock.
-    #[inline]
-    pub(crate) fn overwrite(
-        &mut self,
-        record: KeptRecord,
-        names: Names<'_>,
-    ) -> (KeptArguments, Option<String>) {
-        let KeptRecord {
-            order,
-            time_ms,
-            arguments,
-            decision,
-            approver,
-            outcome,
-            duration_ms,
-            ..
-        } = record;
-        self.order = order;
-        self.time_ms = time_ms;
-        self.caller.clone_from(names.caller);
-        self.role.clone_from(names.role);
-        self.tool.clone_from(names.tool);
-        self.call_id.clone_from(names.call_id);
-        self.decision = decision;
-        self.outcome = outcome;
-        self.duration_ms = duration_ms;
-        let arguments = std::mem::replace(&mut self.arguments, arguments);
-        let approver = std::mem::replace(&mut self.approver, approver);
-        (arguments, approver)
-    }
-
-    /// `record` with the names copied in.
-    pub(crate) fn named(record: KeptRecord, names: Names<'_>) -> KeptRecord {
-        KeptRecord {
-            caller: names.caller.clone(),
-            role: names.role.clone(),
-            tool: names.tool.clone(),
-            call_id: names.call_id.clone(),
-            ..record
-        }
-    }
-
-    /// The record, for reading (its text read back by `readers`, those of its part).
-    pub(crate) fn to_record(&self, readers: &Readers) -> AuditRecord {
+impl Facts {
+    /// The record of these facts, for sinks and stores that take records.
+    pub(crate) fn into_record(self, names: Names<'_>, arguments: Value) -> AuditRecord {
         AuditRecord {
             time_ms: self.time_ms,
-            caller: self.caller.to_string(),
-            role: self.role.to_string(),
-            tool: self.tool.to_string(),
-            call_id: self.call_id.to_string(),
-            arguments: self.arguments.to_value(readers),
-            decision: self.decision.clone().into_owned(),
-            approver: self.approver.clone(),
-            outcome: self.outcome.clone().into_owned(),
-            duration_ms: self.duration_ms,
-        }
-    }
-
-    /// The record with `arguments`, for sinks and stores that take records.
-    pub(crate) fn into_record(self, arguments: Value) -> AuditRecord {
-        AuditRecord {
-            time_ms: self.time_ms,
-            caller: self.caller.into(),
-            role: self.role.into(),
-            tool: self.tool.into(),
-            call_id: self.call_id.into(),
+            caller: names.caller.to_string(),
+            role: names.role.to_string(),
+            tool: names.tool.to_string(),
+            call_id: names.call_id.to_string(),
             arguments,
             decision: self.decision.into_owned(),
             approver: self.approver,
@@ -206,22 +143,101 @@ impl KeptRecord {
     }
 }
 
-/// A record handed over whole (by [`AuditStore::append`](super::AuditStore::append)) stands
-/// where it is handed over.
-impl From<AuditRecord> for KeptRecord {
-    fn from(record: AuditRecord) -> Self {
+/// One call's record, as the memory history keeps it.
+#[derive(Debug)]
+pub(crate) struct KeptRecord {
+    pub(crate) facts: Facts,
+    pub(crate) caller: SmolStr,
+    pub(crate) role: SmolStr,
+    pub(crate) tool: SmolStr,
+    pub(crate) call_id: SmolStr,
+    pub(crate) arguments: KeptArguments,
+}
+
+impl KeptRecord {
+    /// A record of `facts`, `names` and `arguments`.
+    pub(crate) fn new(facts: Facts, names: Names<'_>, arguments: KeptArguments) -> Self {
         KeptRecord {
-            order: crate::time::stamp(std::time::Instant::now()).order,
-            time_ms: record.time_ms,
-            caller: record.caller.into(),
-            role: record.role.into(),
-            tool: record.tool.into(),
-            call_id: record.call_id.into(),
-            arguments: KeptArguments::Value(record.arguments),
-            decision: Cow::Owned(record.decision),
-            approver: record.approver,
-            outcome: Cow::Owned(record.outcome),
-            duration_ms: record.duration_ms,
+            facts,
+            caller: names.caller.clone(),
+            role: names.role.clone(),
+            tool: names.tool.clone(),
+            call_id: names.call_id.clone(),
+            arguments,
+        }
+    }
+
+    /// Takes the place of the record of `facts`, `names` and `arguments`; gives back what
+    /// this record held that is freed outside the history's lock.
+    #[inline]
+    pub(crate) fn overwrite(
+        &mut self,
+        facts: Facts,
+        names: Names<'_>,
+        arguments: KeptArguments,
+    ) -> (KeptArguments, Option<String>) {
+        let Facts {
+            order,
+            time_ms,
+            decision,
+            approver,
+            outcome,
+            duration_ms,
+        } = facts;
+        let kept = &mut self.facts;
+        kept.order = order;
+        kept.time_ms = time_ms;
+        kept.decision = decision;
+        kept.outcome = outcome;
+        kept.duration_ms = duration_ms;
+        self.caller.clone_from(names.caller);
+        self.role.clone_from(names.role);
+        self.tool.clone_from(names.tool);
+        self.call_id.clone_from(names.call_id);
+        let arguments = std::mem::replace(&mut self.arguments, arguments);
+        let approver = std::mem::replace(&mut kept.approver, approver);
+        (arguments, approver)
+    }
+
+    /// The record, for reading (its text read back by `readers`, those of its part).
+    pub(crate) fn to_record(&self, readers: &Readers) -> AuditRecord {
+        let facts = &self.facts;
+        AuditRecord {
+            time_ms: facts.time_ms,
+            caller: self.caller.to_string(),
+            role: self.role.to_string(),
+            tool: self.tool.to_string(),
+            call_id: self.call_id.to_string(),
+            arguments: self.arguments.to_value(readers),
+            decision: facts.decision.clone().into_owned(),
+            approver: facts.approver.clone(),
+            outcome: facts.outcome.clone().into_owned(),
+            duration_ms: facts.duration_ms,
+        }
+    }
+}
+
+/// A record handed over whole (by [`AuditStore::append`](super::AuditStore::append)): its
+/// facts (it stands where it is handed over), and its names and arguments apart.
+pub(crate) struct Whole {
+    pub(crate) facts: Facts,
+    pub(crate) names: [SmolStr; 4],
+    pub(crate) arguments: Value,
+}
+
+impl From<AuditRecord> for Whole {
+    fn from(record: AuditRecord) -> Self {
+        Whole {
+            facts: Facts {
+                order: crate::time::stamp(std::time::Instant::now()).order,
+                time_ms: record.time_ms,
+                decision: Cow::Owned(record.decision),
+                approver: record.approver,
+                outcome: Cow::Owned(record.outcome),
+                duration_ms: record.duration_ms,
+            },
+            names: [record.caller, record.role, record.tool, record.call_id].map(SmolStr::from),
+            arguments: record.arguments,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::AuditRecord;
 use super::chain::{ChainBreak, VerifiedChain};
-use super::kept::{CallArguments, KeptRecord, Names};
+use super::kept::{CallArguments, Facts, KeptRecord, Names, Whole};
 use super::readers::Readers;
 use super::ring::Ring;
 use super::store::AuditStore;
@@ -73,15 +73,15 @@ impl MemoryAuditStore {
         }
     }
 
-    /// Keeps a record as the registry hands it over (see [`KeptRecord`]), its names copied
-    /// in. Once a part is full, its oldest record is overwritten where it lies, its strings'
-    /// buffers reused: a call in the steady state allocates nothing here and moves no record.
-    pub(crate) fn keep(&self, record: KeptRecord, names: Names<'_>, arguments: CallArguments<'_>) {
+    /// Keeps a record as the registry hands it over: its facts, names and arguments. Once a
+    /// part is full, its oldest record is overwritten where it lies: a call in the steady
+    /// state allocates nothing here and moves no record.
+    pub(crate) fn keep(&self, facts: Facts, names: Names<'_>, arguments: CallArguments<'_>) {
         if self.parts.is_empty() {
             return;
         }
         let part = &self.parts[writer() % self.parts.len()];
-        let evicted = lock(&part.0).keep(record, names, arguments);
+        let evicted = lock(&part.0).keep(facts, names, arguments);
         // What the evicted record held alone is freed after the lock is released.
         drop(evicted);
     }
@@ -95,7 +95,7 @@ impl MemoryAuditStore {
             .flat_map(|ring| ring.newest_first().map(|record| (record, ring.readers())))
             .collect();
         // Stable: records of one part that ended at the same nanosecond stay as they came.
-        records.sort_by_key(|(record, _)| Reverse(record.order));
+        records.sort_by_key(|(record, _)| Reverse(record.facts.order));
         records.truncate(self.capacity);
         read(records)
     }
@@ -121,23 +121,19 @@ fn writer() -> usize {
 }
 
 impl AuditStore for MemoryAuditStore {
-    fn append(&self, mut record: AuditRecord) -> StoreFuture<'_, ()> {
-        let arguments = CallArguments::Value(std::mem::take(&mut record.arguments));
-        let mut record = KeptRecord::from(record);
-        let [caller, role, tool, call_id] = [
-            &mut record.caller,
-            &mut record.role,
-            &mut record.tool,
-            &mut record.call_id,
-        ]
-        .map(std::mem::take);
+    fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
+        let Whole {
+            facts,
+            names: [caller, role, tool, call_id],
+            arguments,
+        } = Whole::from(record);
         let names = Names {
             caller: &caller,
             role: &role,
             tool: &tool,
             call_id: &call_id,
         };
-        self.keep(record, names, arguments);
+        self.keep(facts, names, CallArguments::Value(arguments));
         ready(Ok(()))
     }
 

@@ -17,7 +17,7 @@ pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
 pub use jsonl::JsonlFileSink;
-pub(crate) use kept::{CallArguments, KeptRecord, Names, ReadBack, Reader};
+pub(crate) use kept::{CallArguments, Facts, Names, ReadBack, Reader};
 pub use memory::MemoryAuditStore;
 pub use store::AuditStore;
 pub use verify::{LogProblem, VerifiedLog, verify_log};

@@ -1,10 +1,9 @@
 //! A part of the in-memory history: records appended until it holds its capacity, then each
-//! new record overwrites the oldest where it lies (nothing is moved to make room, and the
-//! overwritten record's string buffers are reused).
+//! new record overwrites the oldest where it lies (nothing is moved to make room).
 
 use std::sync::Arc;
 
-use super::kept::{CallArguments, KeptArguments, KeptRecord, Names, ReadBack};
+use super::kept::{CallArguments, Facts, KeptArguments, KeptRecord, Names, ReadBack};
 use super::readers::Readers;
 
 /// What an overwritten record held that is not reused (its arguments and approver, and its
@@ -34,26 +33,25 @@ impl Ring {
         }
     }
 
-    /// Keeps `record`, with its names and arguments; once full, in the place of the oldest
-    /// record, whose leftovers are handed back.
-    // Inlined: the record is large, and a call boundary would copy it once more.
+    /// Keeps the record of `facts`, `names` and `arguments`; once full, in the place of the
+    /// oldest record, whose leftovers are handed back.
     #[inline]
     pub(crate) fn keep(
         &mut self,
-        mut record: KeptRecord,
+        facts: Facts,
         names: Names<'_>,
         arguments: CallArguments<'_>,
     ) -> Option<Evicted> {
         if self.capacity == 0 {
             return None;
         }
-        record.arguments = KeptArguments::kept(arguments, &mut self.readers);
+        let arguments = KeptArguments::kept(arguments, &mut self.readers);
         if self.records.len() < self.capacity {
-            self.records.push(KeptRecord::named(record, names));
+            self.records.push(KeptRecord::new(facts, names, arguments));
             return None;
         }
         let oldest = self.records.get_mut(self.oldest)?;
-        let (arguments, approver) = oldest.overwrite(record, names);
+        let (arguments, approver) = oldest.overwrite(facts, names, arguments);
         self.oldest = (self.oldest + 1) % self.records.len();
         let reader = match &arguments {
             KeptArguments::Text { reader, .. } => self.readers.release(*reader),
@@ -77,11 +75,12 @@ impl Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::kept::Whole;
     use crate::audit::test_record;
     use smol_str::SmolStr;
 
-    fn record() -> KeptRecord {
-        KeptRecord::from(test_record("", ""))
+    fn record() -> Facts {
+        Whole::from(test_record("", "")).facts
     }
 
     static ANN: SmolStr = SmolStr::new_static("ann");

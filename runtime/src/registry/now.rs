@@ -12,14 +12,14 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures::FutureExt;
+use serde_json::Value;
 use smol_str::SmolStr;
 
 use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::context::CancellationToken;
 use crate::exact::Now;
-use crate::registry::checked::{Checked, Started};
-use crate::registry::checked::{checked, exact_input, on_demand};
+use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
     Decided, Ready, authorized, conclude, found, read, run_decided, start_with,
@@ -116,6 +116,8 @@ enum Waits {
     },
 }
 
+/// Finds the tool, reads the arguments and authorizes the call (running a tool that
+/// finishes when first polled in place), then runs it: as far as it goes without waiting.
 fn attempt<'s>(
     run: &Run<'_>,
     snapshot: &'s Snapshot,
@@ -152,27 +154,53 @@ fn attempt<'s>(
             });
         }
     };
-    let result = match authorized(trail, decision) {
+    match authorized(trail, decision) {
         Ok(edited) => {
-            let start = start_with(entry, &arguments, edited.as_ref(), started);
-            let Started { future, token } = start.started(run.config, entry, &run.running(id));
-            let mut tool = contain_tool(entry, future);
-            match tool.poll_unpin(context) {
-                Poll::Ready(finished) => ran(entry, finished),
-                Poll::Pending => {
-                    let (entry, tool) = (Arc::clone(entry), tool.into_inner());
-                    return Attempt::Waits(Waits::Tool {
-                        entry,
-                        arguments,
-                        tool,
-                        token,
-                    });
-                }
-            }
+            let cleared = Cleared {
+                arguments,
+                edited,
+                started,
+            };
+            poll_once(run, entry, id, cleared, trail, context)
         }
-        Err(ended) => ended,
-    };
-    ended(run, entry, arguments, result, trail)
+        Err(result) => ended(run, entry, arguments, result, trail),
+    }
+}
+
+/// A call allowed to run: its arguments (as an approver edited them, if one did), and its
+/// tool's future if made already.
+struct Cleared {
+    arguments: Checked,
+    edited: Option<Value>,
+    started: Option<Started>,
+}
+
+/// Starts the tool and polls it once: the call's end, or the wait for its tool.
+fn poll_once<'e>(
+    run: &Run<'_>,
+    entry: &'e Arc<Entry>,
+    id: &str,
+    cleared: Cleared,
+    trail: &mut Trail<'e>,
+    context: &mut Context<'_>,
+) -> Attempt {
+    let Cleared {
+        arguments,
+        edited,
+        started,
+    } = cleared;
+    let start = start_with(entry, &arguments, edited.as_ref(), started);
+    let Started { future, token } = start.started(run.config, entry, &run.running(id));
+    let mut tool = contain_tool(entry, future);
+    match tool.poll_unpin(context) {
+        Poll::Ready(finished) => ended(run, entry, arguments, ran(entry, finished), trail),
+        Poll::Pending => Attempt::Waits(Waits::Tool {
+            entry: Arc::clone(entry),
+            arguments,
+            tool: tool.into_inner(),
+            token,
+        }),
+    }
 }
 
 /// The call's end: its arguments kept for its record.
@@ -257,6 +285,8 @@ async fn go_on(
     conclude(&run, id, name, decided, started, trail).await
 }
 
+/// Waits for what the call waits for (its approval, or its tool), to its result; its
+/// arguments kept for its record.
 async fn wait_for<'e>(
     run: &Run<'_>,
     entry: &'e Arc<Entry>,

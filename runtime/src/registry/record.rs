@@ -13,7 +13,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, KeptRecord, Names, redact};
+use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, Facts, Names, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
@@ -262,16 +262,9 @@ pub(crate) fn finish<'a>(
     let mut writing = None;
     if governance.audits() {
         let stamp = crate::time::stamp(ended);
-        let record = KeptRecord {
+        let facts = Facts {
             order: stamp.order,
             time_ms: stamp.millis,
-            // Taken in by the history, or below.
-            caller: SmolStr::default(),
-            role: SmolStr::default(),
-            tool: SmolStr::default(),
-            call_id: SmolStr::default(),
-            // Handed over beside the record (text holds a borrowed reader).
-            arguments: Default::default(),
             decision: Cow::Borrowed(trail.decision),
             approver: trail.approver,
             outcome: match &result {
@@ -291,10 +284,9 @@ pub(crate) fn finish<'a>(
             call_id: &call_id,
         };
         match &governance.history {
-            Some(history) if !sinks_want => history.keep(record, names, trail.arguments),
+            Some(history) if !sinks_want => history.keep(facts, names, trail.arguments),
             _ => {
-                let arguments = trail.arguments.into_value();
-                let record = KeptRecord::named(record, names).into_record(arguments);
+                let record = facts.into_record(names, trail.arguments.into_value());
                 writing = Some(Box::pin(write(governance, record)) as _);
             }
         }
