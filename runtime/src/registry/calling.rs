@@ -68,6 +68,8 @@ pub(crate) struct Plain<'a> {
 }
 
 impl<'a> Begin<'a> for Plain<'a> {
+    // Inlined: the outcome it gives is large, and a call boundary would copy it once more.
+    #[inline]
     fn begin(self, context: &mut Context<'_>) -> Begun<'a> {
         let Plain {
             registry,
@@ -93,6 +95,7 @@ pub(crate) struct InBatch<'a> {
 }
 
 impl<'a> Begin<'a> for InBatch<'a> {
+    #[inline]
     fn begin(self, context: &mut Context<'_>) -> Begun<'a> {
         let InBatch {
             run,

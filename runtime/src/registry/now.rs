@@ -133,7 +133,7 @@ fn attempt<'s>(
     };
     let (arguments, started, authorization) = match in_place(run, entry, id, arguments, trail) {
         InPlace::Ran(arguments, result) => return ended(run, entry, arguments, result, trail),
-        InPlace::Stopped(arguments, authorization) => (arguments, None, authorization),
+        InPlace::Stopped(arguments, authorization) => (arguments, None, *authorization),
         InPlace::No(arguments) => match read(run, entry, id, arguments, trail) {
             Ok((arguments, started)) => {
                 let authorization = authorize(&run.asking(entry, id), arguments.view(), false);
@@ -221,8 +221,9 @@ fn ended<'e>(
 enum InPlace {
     /// Not at all: it has no way to run in place, or its arguments need the checked path.
     No(ToolArguments),
-    /// Its arguments read, and not allowed to run now: what authorization decided.
-    Stopped(Checked, Authorization),
+    /// Its arguments read, and not allowed to run now: what authorization decided (boxed:
+    /// rare, and large enough to make every call move more).
+    Stopped(Checked, Box<Authorization>),
     /// Run, authorized, with what it gave.
     Ran(Checked, ToolResult),
 }
@@ -250,7 +251,7 @@ fn in_place(
             true
         }
         other => {
-            stopped = Some(other);
+            stopped = Some(Box::new(other));
             false
         }
     };
