@@ -13,8 +13,11 @@ use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer};
+use std::fmt;
+
+use serde::Deserializer;
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{DeserializeOwned, Error as _, Visitor};
 use serde_json::Value;
 
 use super::{ExactShape, Shape, accepted_names};
@@ -52,7 +55,7 @@ macro_rules! level {
             fn read<'de, D: Deserializer<'de>>(
                 &self,
                 from: D,
-                names: &NameCache,
+                names: &'static NameCache,
             ) -> Result<Self::Value, D::Error>;
         }
     };
@@ -70,7 +73,11 @@ impl<T: ExactShape + DeserializeOwned> ReadKnown for &&&ShapeProbe<T> {
         Some(T::shape())
     }
 
-    fn read<'de, D: Deserializer<'de>>(&self, from: D, _names: &NameCache) -> Result<T, D::Error> {
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        _names: &'static NameCache,
+    ) -> Result<T, D::Error> {
         T::deserialize(from)
     }
 }
@@ -90,11 +97,12 @@ impl<T: JsonSchema + DeserializeOwned> ReadOptionalNamed for &&ShapeProbe<Option
     fn read<'de, D: Deserializer<'de>>(
         &self,
         from: D,
-        names: &NameCache,
+        names: &'static NameCache,
     ) -> Result<Option<T>, D::Error> {
-        match Option::<String>::deserialize(from)? {
+        let names = names.get_or_init(names_of::<T>);
+        match from.deserialize_option(OptionalName(names))? {
             None => Ok(None),
-            Some(name) => by_name(name, names.get_or_init(names_of::<T>)).map(Some),
+            Some(name) => by_name(name).map(Some),
         }
     }
 }
@@ -111,8 +119,13 @@ impl<T: JsonSchema + DeserializeOwned> ReadNamed for &ShapeProbe<T> {
         Some(Shape::Named(names_of::<T>()?))
     }
 
-    fn read<'de, D: Deserializer<'de>>(&self, from: D, names: &NameCache) -> Result<T, D::Error> {
-        by_name(String::deserialize(from)?, names.get_or_init(names_of::<T>))
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        from: D,
+        names: &'static NameCache,
+    ) -> Result<T, D::Error> {
+        let names = names.get_or_init(names_of::<T>);
+        by_name(from.deserialize_str(Name(names))?)
     }
 }
 
@@ -128,23 +141,63 @@ impl<T> ReadUnknown for ShapeProbe<T> {
         None
     }
 
-    fn read<'de, D: Deserializer<'de>>(&self, _from: D, _names: &NameCache) -> Result<T, D::Error> {
+    fn read<'de, D: Deserializer<'de>>(
+        &self,
+        _from: D,
+        _names: &'static NameCache,
+    ) -> Result<T, D::Error> {
         Err(D::Error::custom("this parameter is not read directly"))
     }
 }
 
-/// `name` read into `T` exactly as the checked path reads a string that passed the schema
-/// (from a `&Value`), if it is one of the names `T`'s schema lists; refused otherwise (a
-/// `serde` alias or `#[serde(other)]` the schema does not list), and the call then takes the
-/// checked path, which gives the error.
-fn by_name<T: DeserializeOwned, E: serde::de::Error>(
-    name: String,
-    names: &Option<Vec<String>>,
-) -> Result<T, E> {
-    if !names.as_ref().is_some_and(|names| names.contains(&name)) {
-        return Err(E::custom("not one of the names the schema lists"));
+/// `name`, one of the names `T`'s schema lists, read into `T` exactly as the checked path
+/// reads a string that passed the schema (from a `&Value`, whose string it borrows).
+fn by_name<T: DeserializeOwned, E: serde::de::Error>(name: &'static str) -> Result<T, E> {
+    T::deserialize(BorrowedStrDeserializer::<E>::new(name))
+}
+
+/// Reads a string that is one of `names` (the list's own, so that nothing is copied); any
+/// other (a `serde` alias or `#[serde(other)]` the schema does not list) is refused, and the
+/// call then takes the checked path, which gives the error.
+struct Name(&'static Option<Vec<String>>);
+
+impl<'de> Visitor<'de> for Name {
+    type Value = &'static str;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("one of the names the schema lists")
     }
-    T::deserialize(&Value::String(name)).map_err(E::custom)
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<&'static str, E> {
+        let names = self.0.as_deref().unwrap_or_default();
+        let found = names.iter().find(|name| *name == text);
+        found
+            .map(String::as_str)
+            .ok_or_else(|| E::custom("not one of the names the schema lists"))
+    }
+}
+
+/// [`Name`], or `null`.
+struct OptionalName(&'static Option<Vec<String>>);
+
+impl<'de> Visitor<'de> for OptionalName {
+    type Value = Option<&'static str>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("null, or one of the names the schema lists")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, from: D) -> Result<Self::Value, D::Error> {
+        from.deserialize_str(Name(self.0)).map(Some)
+    }
 }
 
 /// The names `T`'s own schema lists, if it accepts a list of strings and nothing else.
