@@ -327,7 +327,32 @@ impl<E: Display> ErrorIsDisplay for &ErrorProbe<E> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::output_to_value;
+    use super::{Launch, Now, RunNow, output_to_value};
+    use crate::ErrorCode;
+
+    fn run_now(future: impl Future<Output = crate::ToolResult> + Send + 'static) -> Now {
+        RunNow.launch::<_, super::Applies>(future)
+    }
+
+    #[test]
+    fn a_future_run_in_place_gives_its_result_or_its_panic() {
+        assert!(matches!(run_now(async { Ok(json!(1)) }), Now::Ran(Ok(Ok(value))) if value == 1));
+        let panicked = run_now(async { panic!("blew up") });
+        assert!(matches!(panicked, Now::Ran(Err(_))));
+    }
+
+    #[test]
+    fn a_future_that_waits_after_all_is_stopped_with_an_error() {
+        let waits = run_now(async {
+            std::future::pending::<()>().await;
+            Ok(Value::Null)
+        });
+        let Now::Ran(Ok(Err(error))) = waits else {
+            panic!("a future that waits is stopped with an error");
+        };
+        assert_eq!(error.code, ErrorCode::ExecutionFailed);
+        assert!(error.message.contains("no `.await`"));
+    }
 
     #[test]
     fn a_value_result_is_itself_and_other_results_are_serialized() {

@@ -296,3 +296,20 @@ async fn a_batch_ends_each_call_as_a_single_call_does() {
         assert_eq!(records, expected, "{mode:?}");
     }
 }
+
+#[test]
+fn only_async_tools_whose_body_cannot_wait_run_in_place() {
+    let in_place = |name: &str| {
+        let tools = toolgate::__private::inventory::iter::<toolgate::__private::StaticTool>;
+        let tool = tools.into_iter().find(|tool| tool.name == name).unwrap();
+        tool.invoke_now.is_some()
+    };
+    // No `.await`; `panic!` and `format!` cannot hide one.
+    for name in ["add", "explode", "transfer", "echo", "audit_everything"] {
+        assert!(in_place(name), "{name}");
+    }
+    // An `.await`, or a synchronous function (run on the blocking pool).
+    for name in ["add_later", "stall", "double"] {
+        assert!(!in_place(name), "{name}");
+    }
+}

@@ -1,5 +1,7 @@
-//! One call, from name to outcome: look up, parse, validate, rate-limit, authorize, run with
-//! timeout, cancellation and panic isolation, and audit.
+//! One call down the full path, from name to outcome: look up, parse, validate, rate-limit,
+//! authorize, run with timeout, cancellation and panic isolation, and audit. A call whose
+//! path need not wait takes the same steps without a future of its own (`registry::now`);
+//! both share the steps here.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -33,6 +35,7 @@ use crate::tool::ToolResult;
 /// application code on the way (a store, a limit).
 pub(crate) type Decided = Result<ToolResult, Box<dyn Any + Send>>;
 
+/// The call's future, every step in it (a span around it where a subscriber wants one).
 // Not an `async fn`: the call is taken apart before its future is made, so the future does
 // not keep the whole call beside its parts.
 pub(crate) fn execute<'a, 's: 'a>(
