@@ -1,7 +1,8 @@
 //! A call whose path need not wait runs to its outcome in the poll that starts it; one that
-//! waits goes on in a future of its own; a call with options takes the full path. Whichever
-//! way a call goes, its outcome and its audit record are the same: every case here is made
-//! as a plain call, with options (the full path), alone, and inside a batch, and compared.
+//! waits goes on in a future of its own; a call whose path waits from the start (here: one
+//! a DEBUG subscriber wants a span of) takes the full path. Whichever way a call goes, its
+//! outcome and its audit record are the same: every case here is made as a plain call, with
+//! options, down the full path, alone and inside a batch, and compared.
 
 use std::sync::{Arc, Mutex};
 
@@ -183,30 +184,47 @@ fn call_of(index: usize, (tool, arguments): &(&str, Value)) -> ToolCall {
     ToolCall::new(format!("call-{index}"), *tool, arguments.to_string())
 }
 
-/// Options that change nothing about the outcome, but take the call down the full path.
-fn full_path() -> CallOptions {
+/// Options that change nothing about the outcome.
+fn options() -> CallOptions {
     CallOptions {
         cancel: Some(CancellationToken::new()),
+        run_id: Some("run-1".into()),
         ..CallOptions::default()
     }
 }
 
+/// Makes `call` with a subscriber that wants DEBUG spans: the call takes the full path, to
+/// be seen in its span. (The test runtime has one thread: the subscriber is this thread's.)
+async fn down_the_full_path(call: impl Future<Output = ToolOutcome>) -> ToolOutcome {
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_writer(std::io::sink)
+        .finish();
+    let _debug = tracing::subscriber::set_default(subscriber);
+    assert!(tracing::enabled!(tracing::Level::DEBUG));
+    call.await
+}
+
 #[tokio::test]
-async fn every_kind_of_call_ends_alike_at_once_and_down_the_full_path() {
+async fn every_kind_of_call_ends_alike_at_once_with_options_and_down_the_full_path() {
     let caller = Caller::new("alice", "user");
     for sink in [None, Some(Collect::default())] {
         let registry = registry(sink.as_ref());
         for (index, case) in cases().iter().enumerate() {
             let plain = registry.call(&caller, call_of(index, case)).await;
             let plain_records = sink.as_ref().map(Collect::take);
-            let options = full_path();
-            let full = registry
-                .call_with(&caller, call_of(index, case), options)
-                .await;
+            let with_options = registry.call_with(&caller, call_of(index, case), options());
+            let with_options = with_options.await;
+            let options_records = sink.as_ref().map(Collect::take);
+            let full = down_the_full_path(registry.call(&caller, call_of(index, case))).await;
             let full_records = sink.as_ref().map(Collect::take);
+            assert_eq!(seen(&plain), seen(&with_options), "{case:?}");
             assert_eq!(seen(&plain), seen(&full), "{case:?}");
-            if let (Some(plain), Some(full)) = (plain_records, full_records) {
+            if let (Some(plain), Some(with_options), Some(full)) =
+                (plain_records, options_records, full_records)
+            {
                 assert_eq!(plain.len(), 1, "{case:?}: one record per call");
+                assert_eq!(recorded(&plain[0]), recorded(&with_options[0]), "{case:?}");
                 assert_eq!(recorded(&plain[0]), recorded(&full[0]), "{case:?}");
             }
         }

@@ -9,7 +9,11 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::registry::execute::execute;
 use crate::registry::now::{self, Begun, Continuation};
-use crate::registry::run::Run;
+use std::sync::Arc;
+
+use crate::context::CancellationToken;
+use crate::registry::cancel::Cancel;
+use crate::registry::run::{ClientSide, Run};
 use crate::registry::snapshot::Snapshot;
 use crate::registry::{CallOptions, Registry};
 
@@ -32,14 +36,6 @@ impl<'a, B: Begin<'a> + Unpin> Calling<'a, B> {
             waiting: None,
         }
     }
-
-    /// A call that takes the full path from the start.
-    pub(crate) fn waiting(continuation: Continuation<'a>) -> Self {
-        Calling {
-            begin: None,
-            waiting: Some(continuation),
-        }
-    }
 }
 
 impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
@@ -60,30 +56,99 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
     }
 }
 
-/// A call without options, to the registry's tools as they are when it begins.
-pub(crate) struct Plain<'a> {
+/// A single call, to the registry's tools as they are when it begins.
+pub(crate) struct Single<'a> {
     pub(crate) registry: &'a Registry,
     pub(crate) caller: &'a Caller,
     pub(crate) call: ToolCall,
+    /// Its options, if any are set (boxed: most calls have none, and every call's future
+    /// would carry their room).
+    pub(crate) options: Option<Box<Options>>,
 }
 
-impl<'a> Begin<'a> for Plain<'a> {
+impl<'a> Begin<'a> for Single<'a> {
     // Inlined: the outcome it gives is large, and a call boundary would copy it once more.
     #[inline]
     fn begin(self, context: &mut Context<'_>) -> Begun<'a> {
-        let Plain {
+        let Single {
             registry,
             caller,
             call,
+            options,
         } = self;
+        let config = &registry.inner.config;
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
         let snapshot = registry.inner.snapshot.load();
-        let run = registry.run_for(caller, None);
-        now::begin(run, &snapshot, call, context).unwrap_or_else(|call| {
-            let options = CallOptions::default();
-            Begun::Waiting(Box::pin(registry.call_fully(caller, call, options)))
-        })
+        let Some(options) = options else {
+            let run = registry.run_for(caller, None);
+            return match now::begin(run, config, &snapshot, call, context) {
+                Ok(progress) => progress.begun(run),
+                Err(call) => Begun::Waiting(Box::pin(registry.call_fully(caller, call, None))),
+            };
+        };
+        let progress = now::begin(
+            options.run(registry, caller),
+            config,
+            &snapshot,
+            call,
+            context,
+        );
+        match progress {
+            // The rest borrows the options: it owns them.
+            Ok(progress) => progress.begun_with(|rest| {
+                Box::pin(async move { rest.go_on(options.run(registry, caller)).await })
+            }),
+            Err(call) => {
+                let full = registry.call_fully(caller, call, Some(options));
+                Begun::Waiting(Box::pin(full))
+            }
+        }
+    }
+}
+
+/// The options of a call that has some, taken apart.
+pub(crate) struct Options {
+    cancel: Option<CancellationToken>,
+    dry_run: bool,
+    run_id: Option<String>,
+    client: ClientSide,
+}
+
+impl From<CallOptions> for Options {
+    fn from(options: CallOptions) -> Self {
+        let CallOptions {
+            cancel,
+            dry_run,
+            run_id,
+            progress,
+            log,
+            input,
+            ask_caller,
+        } = options;
+        Options {
+            cancel,
+            dry_run,
+            run_id,
+            client: ClientSide {
+                progress,
+                log,
+                input: input.map(Arc::new),
+                ask_caller,
+            },
+        }
+    }
+}
+
+impl Options {
+    /// How a call with these options runs for `caller`.
+    pub(crate) fn run<'r>(&'r self, registry: &'r Registry, caller: &'r Caller) -> Run<'r> {
+        Run {
+            cancel: Cancel(self.cancel.as_ref()),
+            dry_run: self.dry_run,
+            run_id: self.run_id.as_deref(),
+            ..registry.run_for(caller, Some(&self.client))
+        }
     }
 }
 
@@ -102,7 +167,9 @@ impl<'a> Begin<'a> for InBatch<'a> {
             snapshot,
             call,
         } = self;
-        now::begin(*run, snapshot, call, context)
-            .unwrap_or_else(|call| Begun::Waiting(Box::pin(execute(run, snapshot, call))))
+        match now::begin(*run, run.config, snapshot, call, context) {
+            Ok(progress) => progress.begun(*run),
+            Err(call) => Begun::Waiting(Box::pin(execute(run, snapshot, call))),
+        }
     }
 }

@@ -18,8 +18,10 @@ use tracing::Instrument;
 use crate::arguments::ToolArguments;
 use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
+use crate::caller::Caller;
 use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
+use crate::registry::Config;
 use crate::registry::checked::{Checked, Started, read_arguments, read_exact};
 use crate::registry::confirm;
 use crate::registry::contain::contained_panic;
@@ -67,13 +69,14 @@ pub(crate) fn execute<'a, 's: 'a>(
         } else {
             deciding().await
         };
-        conclude(run, id, name, decided, started, trail).await
+        conclude(run.config, run.caller, id, name, decided, started, trail).await
     }
 }
 
-/// The outcome of a decided call, audited (see [`Finished`]).
+/// The outcome of a decided call of `caller`, audited (see [`Finished`]).
 pub(crate) fn conclude<'a>(
-    run: &Run<'a>,
+    config: &'a Config,
+    caller: &Caller,
     id: SmolStr,
     name: SmolStr,
     decided: Decided,
@@ -88,7 +91,7 @@ pub(crate) fn conclude<'a>(
         SmolStr::from(clip(&name, MAX_QUOTED))
     };
     let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    finish(run.config, run.caller, id, name, result, started, trail)
+    finish(config, caller, id, name, result, started, trail)
 }
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one future,

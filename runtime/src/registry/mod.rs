@@ -43,7 +43,7 @@ use crate::roles::Roles;
 use crate::store::StoreError;
 use crate::sync::lock;
 use crate::tool::Tool;
-use calling::{Calling, Plain};
+use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
 use snapshot::{Candidate, Snapshot};
@@ -256,10 +256,11 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        Calling::new(Plain {
+        Calling::new(Single {
             registry: self,
             caller,
             call,
+            options: None,
         })
     }
 
@@ -277,57 +278,37 @@ impl Registry {
         self.call_with(caller, call, options)
     }
 
-    /// [`call`](Self::call) with options: a cancellation token, or a dry run.
+    /// [`call`](Self::call) with options: a cancellation token, or a dry run. A call with
+    /// options begins at once as a plain call does (a dry run takes the full path).
     pub fn call_with<'a>(
         &'a self,
         caller: &'a Caller,
         call: ToolCall,
         options: CallOptions,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        if options.is_plain() {
-            return Calling::new(Plain {
-                registry: self,
-                caller,
-                call,
-            });
-        }
-        Calling::waiting(Box::pin(self.call_fully(caller, call, options)))
+        let options = (!options.is_plain()).then(|| Box::new(Options::from(options)));
+        Calling::new(Single {
+            registry: self,
+            caller,
+            call,
+            options,
+        })
     }
 
-    /// A call with options, down the full path.
-    // Not an `async fn`: that would keep `options` whole beside the parts taken from it.
-    fn call_fully<'a>(
-        &'a self,
-        caller: &'a Caller,
+    /// A call down the full path.
+    async fn call_fully(
+        &self,
+        caller: &Caller,
         call: ToolCall,
-        options: CallOptions,
-    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        let CallOptions {
-            cancel,
-            dry_run,
-            run_id,
-            progress,
-            log,
-            input,
-            ask_caller,
-        } = options;
-        let client = ClientSide {
-            progress,
-            log,
-            input: input.map(Arc::new),
-            ask_caller,
+        options: Option<Box<Options>>,
+    ) -> ToolOutcome {
+        // A guard, as in a call that begins at once.
+        let snapshot = self.inner.snapshot.load();
+        let run = match &options {
+            Some(options) => options.run(self, caller),
+            None => self.run_for(caller, None),
         };
-        async move {
-            // A guard, as in a plain call.
-            let snapshot = self.inner.snapshot.load();
-            let run = Run {
-                cancel: cancel::Cancel(cancel.as_ref()),
-                dry_run,
-                run_id: run_id.as_deref(),
-                ..self.run_for(caller, Some(&client))
-            };
-            execute::execute(&run, &snapshot, call).await
-        }
+        execute::execute(&run, &snapshot, call).await
     }
 
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).

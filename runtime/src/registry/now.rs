@@ -19,6 +19,7 @@ use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::context::CancellationToken;
 use crate::exact::Now;
+use crate::registry::Config;
 use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
@@ -26,7 +27,7 @@ use crate::registry::execute::{
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
-use crate::registry::record::Trail;
+use crate::registry::record::{Finished, Trail};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
@@ -42,14 +43,52 @@ pub(crate) enum Begun<'a> {
     Waiting(Continuation<'a>),
 }
 
+/// How far [`begin`] took a call.
+pub(crate) enum Progress<'a> {
+    /// To its outcome.
+    Done(ToolOutcome),
+    /// To its outcome, whose record is still being written.
+    Writing(Finished<'a>),
+    /// To a point where it waits.
+    Waits(Rest),
+}
+
+impl<'a> Progress<'a> {
+    /// As a call's future goes on; the rest of a call that waits goes on with `run`.
+    pub(crate) fn begun(self, run: Run<'a>) -> Begun<'a> {
+        self.begun_with(|rest| Box::pin(rest.go_on(run)))
+    }
+
+    /// As a call's future goes on; `go_on` makes the rest of a call that waits (with a
+    /// `Run` of its own, for a call whose options it owns).
+    pub(crate) fn begun_with(self, go_on: impl FnOnce(Rest) -> Continuation<'a>) -> Begun<'a> {
+        match self {
+            Progress::Done(outcome) => Begun::Done(outcome),
+            Progress::Writing(finished) => Begun::Waiting(Box::pin(finished)),
+            Progress::Waits(rest) => Begun::Waiting(go_on(rest)),
+        }
+    }
+}
+
+/// The rest of a call that waits: owned, borrowing nothing of the poll that began it.
+pub(crate) struct Rest {
+    id: SmolStr,
+    name: SmolStr,
+    started: Instant,
+    trail: Trail<'static>,
+    waits: Waits,
+}
+
 /// Runs `call` as far as it goes without waiting, with `context` (the task's, for the tool's
-/// first poll); gives the call back, untouched, if its path waits from the start.
+/// first poll); gives the call back, untouched, if its path waits from the start. What it
+/// leaves to do may borrow `config` (the registry's), never `run`.
 pub(crate) fn begin<'a>(
-    run: Run<'a>,
+    run: Run<'_>,
+    config: &'a Config,
     snapshot: &Snapshot,
     call: ToolCall,
     context: &mut Context<'_>,
-) -> Result<Begun<'a>, ToolCall> {
+) -> Result<Progress<'a>, ToolCall> {
     if !immediate(&run) {
         return Err(call);
     }
@@ -67,16 +106,20 @@ pub(crate) fn begin<'a>(
         Ok(Attempt::Ended(result)) => Ok(result),
         Ok(Attempt::Waits(waits)) => {
             let trail = trail.detached();
-            return Ok(Begun::Waiting(Box::pin(go_on(
-                run, id, name, started, trail, waits,
-            ))));
+            return Ok(Progress::Waits(Rest {
+                id,
+                name,
+                started,
+                trail,
+                waits,
+            }));
         }
         Err(payload) => Err(payload),
     };
-    let mut finished = conclude(&run, id, name, decided, started, trail);
+    let mut finished = conclude(config, run.caller, id, name, decided, started, trail);
     Ok(match finished.ready() {
-        Some(outcome) => Begun::Done(outcome),
-        None => Begun::Waiting(Box::pin(finished)),
+        Some(outcome) => Progress::Done(outcome),
+        None => Progress::Writing(finished),
     })
 }
 
@@ -85,7 +128,6 @@ pub(crate) fn begin<'a>(
 fn immediate(run: &Run<'_>) -> bool {
     let governance = &run.config.governance;
     !run.dry_run
-        && run.client.is_none()
         && governance.limits.is_empty()
         && !governance.records_before_run()
         && !tracing::enabled!(tracing::Level::DEBUG)
@@ -267,23 +309,25 @@ fn in_place(
     }
 }
 
-/// The rest of a call that waits, to its outcome.
-async fn go_on(
-    run: Run<'_>,
-    id: SmolStr,
-    name: SmolStr,
-    started: Instant,
-    trail: Trail<'static>,
-    waits: Waits,
-) -> ToolOutcome {
-    let entry = match &waits {
-        Waits::Approval { entry, .. } | Waits::Tool { entry, .. } => Arc::clone(entry),
-    };
-    // The trail borrows the entry from here on (a record kept as text reads it back).
-    let mut trail: Trail<'_> = trail;
-    let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, &name, waits, &mut trail));
-    let decided: Decided = waiting.catch_unwind().await;
-    conclude(&run, id, name, decided, started, trail).await
+impl Rest {
+    /// The rest of the call, to its outcome.
+    pub(crate) async fn go_on(self, run: Run<'_>) -> ToolOutcome {
+        let Rest {
+            id,
+            name,
+            started,
+            trail,
+            waits,
+        } = self;
+        let entry = match &waits {
+            Waits::Approval { entry, .. } | Waits::Tool { entry, .. } => Arc::clone(entry),
+        };
+        // The trail borrows the entry from here on (a record kept as text reads it back).
+        let mut trail: Trail<'_> = trail;
+        let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, &name, waits, &mut trail));
+        let decided: Decided = waiting.catch_unwind().await;
+        conclude(run.config, run.caller, id, name, decided, started, trail).await
+    }
 }
 
 /// Waits for what the call waits for (its approval, or its tool), to its result; its
