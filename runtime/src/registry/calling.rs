@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::registry::execute::execute;
-use crate::registry::now::{self, Begun, Continuation};
+use crate::registry::now::{self, Begun, Continuation, Rest};
 use std::sync::Arc;
 
 use crate::context::CancellationToken;
@@ -61,9 +61,9 @@ pub(crate) struct Single<'a> {
     pub(crate) registry: &'a Registry,
     pub(crate) caller: &'a Caller,
     pub(crate) call: ToolCall,
-    /// Its options, if any are set (boxed: most calls have none, and every call's future
-    /// would carry their room).
-    pub(crate) options: Option<Box<Options>>,
+    /// Its options, if any are set (apart: most calls have none, and every call's future
+    /// would carry their room; shared with what goes on after a wait, which needs them too).
+    pub(crate) options: Option<Arc<Options>>,
 }
 
 impl<'a> Begin<'a> for Single<'a> {
@@ -80,30 +80,26 @@ impl<'a> Begin<'a> for Single<'a> {
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
         let snapshot = registry.inner.snapshot.load();
-        let Some(options) = options else {
-            let run = registry.run_for(caller, None);
-            return match now::begin(run, config, &snapshot, call, context) {
-                Ok(progress) => progress.begun(run),
-                Err(call) => Begun::Waiting(Box::pin(registry.call_fully(caller, call, None))),
-            };
-        };
-        let progress = now::begin(
-            options.run(registry, caller),
-            config,
-            &snapshot,
-            call,
-            context,
-        );
-        match progress {
-            // The rest borrows the options: it owns them.
-            Ok(progress) => progress.begun_with(|rest| {
-                Box::pin(async move { rest.go_on(options.run(registry, caller)).await })
-            }),
-            Err(call) => {
-                let full = registry.call_fully(caller, call, Some(options));
-                Begun::Waiting(Box::pin(full))
+        let begun = match &options {
+            None => {
+                let run = registry.run_for(caller, None);
+                let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
+                now::begin(run, config, &snapshot, call, context, go_on)
             }
-        }
+            Some(options) => {
+                // What goes on after a wait holds the options too.
+                let go_on = |rest: Rest| {
+                    let options = Arc::clone(options);
+                    let going = async move { rest.go_on(options.run(registry, caller)).await };
+                    Box::pin(going) as Continuation<'a>
+                };
+                let run = options.run(registry, caller);
+                now::begin(run, config, &snapshot, call, context, go_on)
+            }
+        };
+        begun.unwrap_or_else(|call| {
+            Begun::Waiting(Box::pin(registry.call_fully(caller, call, options)))
+        })
     }
 }
 
@@ -167,9 +163,8 @@ impl<'a> Begin<'a> for InBatch<'a> {
             snapshot,
             call,
         } = self;
-        match now::begin(*run, run.config, snapshot, call, context) {
-            Ok(progress) => progress.begun(*run),
-            Err(call) => Begun::Waiting(Box::pin(execute(run, snapshot, call))),
-        }
+        let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
+        now::begin(*run, run.config, snapshot, call, context, go_on)
+            .unwrap_or_else(|call| Begun::Waiting(Box::pin(execute(run, snapshot, call))))
     }
 }

@@ -286,7 +286,7 @@ impl Registry {
         call: ToolCall,
         options: CallOptions,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        let options = (!options.is_plain()).then(|| Box::new(Options::from(options)));
+        let options = (!options.is_plain()).then(|| Arc::new(Options::from(options)));
         Calling::new(Single {
             registry: self,
             caller,
@@ -300,7 +300,7 @@ impl Registry {
         &self,
         caller: &Caller,
         call: ToolCall,
-        options: Option<Box<Options>>,
+        options: Option<Arc<Options>>,
     ) -> ToolOutcome {
         // A guard, as in a call that begins at once.
         let snapshot = self.inner.snapshot.load();

@@ -27,7 +27,7 @@ use crate::registry::execute::{
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
-use crate::registry::record::{Finished, Trail};
+use crate::registry::record::Trail;
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
@@ -43,33 +43,6 @@ pub(crate) enum Begun<'a> {
     Waiting(Continuation<'a>),
 }
 
-/// How far [`begin`] took a call.
-pub(crate) enum Progress<'a> {
-    /// To its outcome.
-    Done(ToolOutcome),
-    /// To its outcome, whose record is still being written.
-    Writing(Finished<'a>),
-    /// To a point where it waits.
-    Waits(Rest),
-}
-
-impl<'a> Progress<'a> {
-    /// As a call's future goes on; the rest of a call that waits goes on with `run`.
-    pub(crate) fn begun(self, run: Run<'a>) -> Begun<'a> {
-        self.begun_with(|rest| Box::pin(rest.go_on(run)))
-    }
-
-    /// As a call's future goes on; `go_on` makes the rest of a call that waits (with a
-    /// `Run` of its own, for a call whose options it owns).
-    pub(crate) fn begun_with(self, go_on: impl FnOnce(Rest) -> Continuation<'a>) -> Begun<'a> {
-        match self {
-            Progress::Done(outcome) => Begun::Done(outcome),
-            Progress::Writing(finished) => Begun::Waiting(Box::pin(finished)),
-            Progress::Waits(rest) => Begun::Waiting(go_on(rest)),
-        }
-    }
-}
-
 /// The rest of a call that waits: owned, borrowing nothing of the poll that began it.
 pub(crate) struct Rest {
     id: SmolStr,
@@ -80,15 +53,17 @@ pub(crate) struct Rest {
 }
 
 /// Runs `call` as far as it goes without waiting, with `context` (the task's, for the tool's
-/// first poll); gives the call back, untouched, if its path waits from the start. What it
-/// leaves to do may borrow `config` (the registry's), never `run`.
+/// first poll); gives the call back, untouched, if its path waits from the start. The rest
+/// of a call that waits goes on as `go_on` makes it (with a `Run` of its own: this one may
+/// borrow what the poll holds); a record still being written may borrow `config`.
 pub(crate) fn begin<'a>(
     run: Run<'_>,
     config: &'a Config,
     snapshot: &Snapshot,
     call: ToolCall,
     context: &mut Context<'_>,
-) -> Result<Progress<'a>, ToolCall> {
+    go_on: impl FnOnce(Rest) -> Continuation<'a>,
+) -> Result<Begun<'a>, ToolCall> {
     if !immediate(&run) {
         return Err(call);
     }
@@ -106,20 +81,20 @@ pub(crate) fn begin<'a>(
         Ok(Attempt::Ended(result)) => Ok(result),
         Ok(Attempt::Waits(waits)) => {
             let trail = trail.detached();
-            return Ok(Progress::Waits(Rest {
+            return Ok(Begun::Waiting(go_on(Rest {
                 id,
                 name,
                 started,
                 trail,
                 waits,
-            }));
+            })));
         }
         Err(payload) => Err(payload),
     };
     let mut finished = conclude(config, run.caller, id, name, decided, started, trail);
     Ok(match finished.ready() {
-        Some(outcome) => Progress::Done(outcome),
-        None => Progress::Writing(finished),
+        Some(outcome) => Begun::Done(outcome),
+        None => Begun::Waiting(Box::pin(finished)),
     })
 }
 
