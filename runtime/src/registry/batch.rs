@@ -67,29 +67,6 @@ pub struct CallOptions {
     pub ask_caller: Option<crate::approval::AskCaller>,
 }
 
-impl CallOptions {
-    /// Whether these are no options at all (a plain call).
-    pub(crate) fn is_plain(&self) -> bool {
-        // Taken apart, so that a new option cannot be forgotten here.
-        let CallOptions {
-            cancel,
-            dry_run,
-            run_id,
-            progress,
-            log,
-            input,
-            ask_caller,
-        } = self;
-        cancel.is_none()
-            && !dry_run
-            && run_id.is_none()
-            && progress.is_none()
-            && log.is_none()
-            && input.is_none()
-            && ask_caller.is_none()
-    }
-}
-
 pub(crate) async fn run(
     config: &Config,
     snapshot: &Snapshot,

@@ -137,6 +137,11 @@ impl From<CallOptions> for Options {
 }
 
 impl Options {
+    /// Whether these are no options at all (a plain call).
+    pub(crate) fn is_plain(&self) -> bool {
+        self.cancel.is_none() && !self.dry_run && self.run_id.is_none() && self.client.is_empty()
+    }
+
     /// How a call with these options runs for `caller`.
     pub(crate) fn run<'r>(&'r self, registry: &'r Registry, caller: &'r Caller) -> Run<'r> {
         Run {

@@ -286,7 +286,8 @@ impl Registry {
         call: ToolCall,
         options: CallOptions,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        let options = (!options.is_plain()).then(|| Arc::new(Options::from(options)));
+        let options = Options::from(options);
+        let options = (!options.is_plain()).then(|| Arc::new(options));
         Calling::new(Single {
             registry: self,
             caller,

@@ -20,7 +20,7 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::context::CancellationToken;
 use crate::exact::Now;
 use crate::registry::Config;
-use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand};
+use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand, read_arguments};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
     Decided, Ready, authorized, conclude, found, read, run_decided, start_with,
@@ -148,17 +148,22 @@ fn attempt<'s>(
         Ok(entry) => entry,
         Err(error) => return Attempt::Ended(Err(error)),
     };
-    let (arguments, started, authorization) = match in_place(run, entry, id, arguments, trail) {
+    // Read (and decided, where a tool that runs in place asked); else read here.
+    let read = match in_place(run, entry, id, arguments, trail) {
         InPlace::Ran(arguments, result) => return ended(run, entry, arguments, result, trail),
-        InPlace::Stopped(arguments, authorization) => (arguments, None, *authorization),
-        InPlace::No(arguments) => match read(run, entry, id, arguments, trail) {
-            Ok((arguments, started)) => {
-                let authorization = authorize(&run.asking(entry, id), arguments.view(), false);
-                (arguments, started, authorization)
-            }
-            Err(error) => return Attempt::Ended(Err(error)),
-        },
+        InPlace::Stopped(arguments, decided) => Ok((arguments, None, Some(*decided))),
+        InPlace::No(arguments) => read(run, entry, id, arguments, trail)
+            .map(|(arguments, started)| (arguments, started, None)),
+        // The exact reader refused them already: the checked path reads them and says why.
+        InPlace::Unread(arguments) => read_arguments(run.config, entry, arguments, trail)
+            .map(|value| (Checked::Value(value), None, None)),
     };
+    let (arguments, started, decided) = match read {
+        Ok(read) => read,
+        Err(error) => return Attempt::Ended(Err(error)),
+    };
+    let authorization =
+        decided.unwrap_or_else(|| authorize(&run.asking(entry, id), arguments.view(), false));
     let decision = match authorization {
         Authorization::Decided(verdict, authorized) => (verdict, authorized),
         Authorization::Approval(reason) => {
@@ -236,8 +241,10 @@ fn ended<'e>(
 
 /// How far a tool that runs in place got.
 enum InPlace {
-    /// Not at all: it has no way to run in place, or its arguments need the checked path.
+    /// Not at all: it has no way to run in place (or was not asked whether it may run).
     No(ToolArguments),
+    /// Not at all: its exact reader could not read the arguments.
+    Unread(ToolArguments),
     /// Its arguments read, and not allowed to run now: what authorization decided (boxed:
     /// rare, and large enough to make every call move more).
     Stopped(Checked, Box<Authorization>),
@@ -279,8 +286,9 @@ fn in_place(
     match (now, stopped) {
         (Now::Ran(finished), _) => InPlace::Ran(checked(arguments), ran(entry, finished)),
         (Now::NotRun, Some(authorization)) => InPlace::Stopped(checked(arguments), authorization),
-        // Unread (or not run without being asked): the usual path reads and decides.
-        (Now::Unread | Now::NotRun, _) => InPlace::No(arguments),
+        (Now::Unread, _) => InPlace::Unread(arguments),
+        // Not run without being asked: the usual path reads and decides.
+        (Now::NotRun, None) => InPlace::No(arguments),
     }
 }
 

@@ -34,6 +34,20 @@ pub(crate) struct ClientSide {
     pub(crate) ask_caller: Option<AskCaller>,
 }
 
+impl ClientSide {
+    /// Whether the client brings nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        // Taken apart, so that a new part cannot be forgotten here.
+        let ClientSide {
+            progress,
+            log,
+            input,
+            ask_caller,
+        } = self;
+        progress.is_none() && log.is_none() && input.is_none() && ask_caller.is_none()
+    }
+}
+
 /// Who a call runs for, and what goes with it.
 #[derive(Clone, Copy)]
 pub(crate) struct Running<'a> {
