@@ -7,8 +7,8 @@
 //! `cargo bench -p toolgate-examples --bench http_instructions` (needs `valgrind`)
 //!
 //! Run by itself with `<row> <count>`, it answers that many requests and exits (what
-//! callgrind counts). Each row runs N and 2N requests, and reports the difference over N, so
-//! start-up cancels out.
+//! callgrind counts, from where its requests begin). Each row runs N and 2N requests, and
+//! reports the difference over N, so what the first request builds cancels out.
 
 #[path = "../../runtime/benches/common/callgrind.rs"]
 mod callgrind;
@@ -50,6 +50,7 @@ fn serve(row: &str, count: u64) {
         "bare" => (common::BARE_PATH, common::BARE_BODY),
         _ => ("/tools/call", common::TOOL_BODY),
     };
+    callgrind::counting_starts();
     runtime.block_on(async {
         for _ in 0..count {
             let request = Request::post(path)

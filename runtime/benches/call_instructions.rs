@@ -1,7 +1,8 @@
 //! Instructions per call, counted by valgrind's callgrind: stable where timings are not (a
 //! shared or noisy machine). Each row runs its calls twice, N and 2N times, each in a process
-//! of its own under callgrind, and reports (instructions(2N) − instructions(N)) / N, so start-up,
-//! the runtime and the registry's build cancel out.
+//! of its own under callgrind, counted from where its calls begin (start-up, the runtime
+//! and the registry's build are not counted), and reports (instructions(2N) −
+//! instructions(N)) / N, so what the first call builds cancels out.
 //!
 //! `cargo bench -p toolgate --features mcp --bench call_instructions` (needs `valgrind`)
 //!
@@ -114,6 +115,7 @@ fn run(row: &str, count: u64) {
             Caller::new("bench", "public"),
         ))
         .await;
+        callgrind::counting_starts();
         if let Kind::ToolgateBatch = kind {
             let calls = (0..count)
                 // Made like the single rows' calls (same id), so that the rows differ only

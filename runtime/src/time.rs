@@ -2,7 +2,24 @@
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A moment of the clock that times calls: the processor's time-stamp counter where it is
+/// reliable, else the system's monotonic clock. A call reads it twice, and the system clock
+/// costs several times as much per read (`quanta` falls back to it where the counter is not
+/// to be trusted).
+pub(crate) type Moment = quanta::Instant;
+
+/// Now, on the clock that times calls.
+pub(crate) fn now() -> Moment {
+    Moment::now()
+}
+
+/// Calibrates the clock that times calls (its first read takes a fraction of a millisecond),
+/// so that no call pays for it.
+pub(crate) fn calibrate() {
+    now();
+}
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_millis() -> u64 {
@@ -39,7 +56,7 @@ pub(crate) struct Stamp {
 /// clock for its record would cost as much again. So the wall clock is read at most once a
 /// second, and carried forward by the monotonic clock in between: a step of the wall clock
 /// (NTP, a manual change) shows in records within a second.
-pub(crate) fn stamp(instant: Instant) -> Stamp {
+pub(crate) fn stamp(instant: Moment) -> Stamp {
     let clock = WallClock::get();
     let since = instant.saturating_duration_since(clock.base);
     let monotonic = since.as_millis() as u64;
@@ -55,7 +72,7 @@ pub(crate) fn stamp(instant: Instant) -> Stamp {
 /// The process's wall clock in terms of its monotonic clock.
 struct WallClock {
     /// The monotonic clock's zero.
-    base: Instant,
+    base: Moment,
     /// Wall milliseconds minus monotonic milliseconds, at the last reading (wrapping).
     offset: AtomicU64,
     /// Monotonic milliseconds of the last reading.
@@ -67,7 +84,7 @@ impl WallClock {
         static CLOCK: OnceLock<WallClock> = OnceLock::new();
         CLOCK.get_or_init(|| {
             let clock = WallClock {
-                base: Instant::now(),
+                base: now(),
                 offset: AtomicU64::new(0),
                 read_at: AtomicU64::new(0),
             };
@@ -78,9 +95,7 @@ impl WallClock {
 
     /// Reads the wall clock. Threads that do so at once store alike values; either is right.
     fn reread(&self) {
-        let monotonic = Instant::now()
-            .saturating_duration_since(self.base)
-            .as_millis() as u64;
+        let monotonic = now().saturating_duration_since(self.base).as_millis() as u64;
         let offset = now_millis().wrapping_sub(monotonic);
         self.offset.store(offset, Ordering::Relaxed);
         self.read_at.store(monotonic, Ordering::Relaxed);
@@ -94,7 +109,7 @@ mod tests {
     #[test]
     fn a_moment_reads_as_the_wall_clock_then() {
         let before = now_millis();
-        let moment = Instant::now();
+        let moment = now();
         let after = now_millis();
         let read = stamp(moment).millis;
         // Monotonic and wall milliseconds are truncated separately: a millisecond either way.
@@ -106,14 +121,14 @@ mod tests {
 
     #[test]
     fn later_moments_stand_later() {
-        let first = Instant::now();
+        let first = now();
         let second = first + Duration::from_nanos(1);
         assert!(stamp(second).order > stamp(first).order);
     }
 
     #[test]
     fn a_moment_before_the_clock_was_first_read_reads_as_its_start() {
-        let early = Instant::now();
+        let early = now();
         let read = stamp(early).millis;
         assert!(read <= now_millis() + 1);
         assert!(read + 60_000 > now_millis());

@@ -19,6 +19,14 @@ pub fn counted_run() -> Option<(String, u64)> {
     }
 }
 
+/// Marks where a counted run's calls begin, once what they use is built: callgrind drops
+/// what it counted before (`--zero-before`), so that start-up work whose length varies
+/// from run to run (a clock's calibration, which times itself) is not counted at all.
+#[inline(never)]
+pub fn counting_starts() {
+    std::hint::black_box(());
+}
+
 /// Instructions per call of `row`: `program` run for `2 × calls` and for `calls` calls, the
 /// difference over `calls` (start-up, the runtime and what is built once cancel out).
 pub fn per_call(program: &Path, row: &str, calls: u64) -> u64 {
@@ -30,7 +38,11 @@ pub fn per_call(program: &Path, row: &str, calls: u64) -> u64 {
 /// Instructions callgrind counted for `count` calls of `row`, start-up included.
 fn counted(program: &Path, row: &str, count: u64) -> u64 {
     let output = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--zero-before=*counting_starts*",
+        ])
         .arg(program)
         .args([row, &count.to_string()])
         .output()

@@ -229,7 +229,7 @@ impl From<AuditRecord> for Whole {
     fn from(record: AuditRecord) -> Self {
         Whole {
             facts: Facts {
-                order: crate::time::stamp(std::time::Instant::now()).order,
+                order: crate::time::stamp(crate::time::now()).order,
                 time_ms: record.time_ms,
                 decision: Cow::Owned(record.decision),
                 approver: record.approver,

@@ -77,10 +77,10 @@ impl MemoryAuditStore {
     /// part is full, its oldest record is overwritten where it lies: a call in the steady
     /// state allocates nothing here and moves no record.
     pub(crate) fn keep(&self, facts: Facts, names: Names<'_>, arguments: CallArguments<'_>) {
-        if self.parts.is_empty() {
+        // No parts when no records are kept; else one per `part_count`.
+        let Some(part) = self.parts.get(this_threads_part()) else {
             return;
-        }
-        let part = &self.parts[writer() % self.parts.len()];
+        };
         let evicted = lock(&part.0).keep(facts, names, arguments);
         // What the evicted record held alone is freed after the lock is released.
         drop(evicted);
@@ -111,13 +111,14 @@ fn part_count() -> usize {
     })
 }
 
-/// This thread's number among the threads that wrote a record (which part it writes to).
-fn writer() -> usize {
+/// The part this thread writes to: threads take the parts in turn, in the order they first
+/// write a record (worked out once per thread, not per record).
+fn this_threads_part() -> usize {
     static WRITERS: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static WRITER: usize = WRITERS.fetch_add(1, Ordering::Relaxed);
+        static PART: usize = WRITERS.fetch_add(1, Ordering::Relaxed) % part_count();
     }
-    WRITER.with(|writer| *writer)
+    PART.with(|part| *part)
 }
 
 impl AuditStore for MemoryAuditStore {
@@ -210,11 +211,15 @@ mod tests {
 
     #[test]
     fn threads_write_to_parts_of_their_own_up_to_the_part_count() {
-        let writers: Vec<usize> = (0..3)
-            .map(|_| std::thread::spawn(writer).join().unwrap())
+        let parts: Vec<usize> = (0..3)
+            .map(|_| std::thread::spawn(this_threads_part).join().unwrap())
             .collect();
-        assert_eq!(writer(), writer(), "a thread keeps its part");
-        assert!(writers[0] != writers[1] && writers[1] != writers[2]);
+        assert_eq!(
+            this_threads_part(),
+            this_threads_part(),
+            "a thread keeps its part"
+        );
+        assert!(parts.iter().all(|part| *part < part_count()), "{parts:?}");
         assert!((1..=8).contains(&part_count()));
     }
 }

@@ -9,7 +9,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::calling::{Begin, Calling, InBatch};
 use crate::registry::cancel::Cancel;
-use crate::registry::now::{Begun, Continuation};
+use crate::registry::now::Continuation;
 use crate::registry::record;
 use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
@@ -152,12 +152,13 @@ async fn joined(
                 snapshot,
                 call,
             };
-            match call.begin(context) {
-                Begun::Done(outcome) => finished[index] = Some(outcome),
-                Begun::Waiting(mut call) => match call.as_mut().poll(context) {
-                    Poll::Ready(outcome) => finished[index] = Some(outcome),
-                    Poll::Pending => waiting.push((index, call)),
-                },
+            let mut continuation = None;
+            match call.begin(context, &mut continuation) {
+                Poll::Ready(outcome) => finished[index] = Some(outcome),
+                Poll::Pending => {
+                    let call = continuation.expect("a call that waits goes on in a continuation");
+                    waiting.push((index, call));
+                }
             }
         }
         if waiting.is_empty() {

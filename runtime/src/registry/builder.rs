@@ -409,6 +409,9 @@ impl RegistryBuilder {
                  If your tools live in another crate, reference it (`use my_tools as _;`) so the linker keeps them."
             );
         }
+        // Here, not in the first call: calibrating the call clock takes a fraction of a
+        // millisecond.
+        crate::time::calibrate();
         Ok(Registry::from_parts(config, snapshot))
     }
 

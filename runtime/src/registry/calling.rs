@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::registry::execute::execute;
-use crate::registry::now::{self, Begun, Continuation, Rest};
+use crate::registry::now::{self, Continuation, Rest, wait_on};
 use std::sync::Arc;
 
 use crate::context::CancellationToken;
@@ -17,9 +17,14 @@ use crate::registry::run::{ClientSide, Run};
 use crate::registry::snapshot::Snapshot;
 use crate::registry::{CallOptions, Registry};
 
-/// What a call does in its first poll.
+/// What a call does in its first poll: runs as far as it goes, to its outcome, or to a
+/// continuation in `waiting`, polled once already.
 pub(crate) trait Begin<'a> {
-    fn begin(self, context: &mut Context<'_>) -> Begun<'a>;
+    fn begin(
+        self,
+        context: &mut Context<'_>,
+        waiting: &mut Option<Continuation<'a>>,
+    ) -> Poll<ToolOutcome>;
 }
 
 /// A call's future: [`Begin`] in its first poll, then the continuation, if any.
@@ -44,10 +49,8 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<ToolOutcome> {
         let this = self.get_mut();
         if let Some(begin) = this.begin.take() {
-            match begin.begin(context) {
-                Begun::Done(outcome) => return Poll::Ready(outcome),
-                Begun::Waiting(waiting) => this.waiting = Some(waiting),
-            }
+            // The outcome of a call that ends here is written where this poll's goes.
+            return begin.begin(context, &mut this.waiting);
         }
         match &mut this.waiting {
             Some(waiting) => waiting.as_mut().poll(context),
@@ -69,7 +72,11 @@ pub(crate) struct Single<'a> {
 impl<'a> Begin<'a> for Single<'a> {
     // Inlined: the outcome it gives is large, and a call boundary would copy it once more.
     #[inline]
-    fn begin(self, context: &mut Context<'_>) -> Begun<'a> {
+    fn begin(
+        self,
+        context: &mut Context<'_>,
+        waiting: &mut Option<Continuation<'a>>,
+    ) -> Poll<ToolOutcome> {
         let Single {
             registry,
             caller,
@@ -77,14 +84,19 @@ impl<'a> Begin<'a> for Single<'a> {
             options,
         } = self;
         let config = &registry.inner.config;
+        let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
+        if !now::immediate_in(config, dry_run) {
+            let fully = Box::pin(registry.call_fully(caller, call, options));
+            return wait_on(waiting, fully, context);
+        }
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
         let snapshot = registry.inner.snapshot.load();
-        let begun = match &options {
+        match &options {
             None => {
                 let run = registry.run_for(caller, None);
                 let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
-                now::begin(run, config, &snapshot, call, context, go_on)
+                now::begin(run, config, &snapshot, call, context, go_on, waiting)
             }
             Some(options) => {
                 // What goes on after a wait holds the options too.
@@ -94,12 +106,9 @@ impl<'a> Begin<'a> for Single<'a> {
                     Box::pin(going) as Continuation<'a>
                 };
                 let run = options.run(registry, caller);
-                now::begin(run, config, &snapshot, call, context, go_on)
+                now::begin(run, config, &snapshot, call, context, go_on, waiting)
             }
-        };
-        begun.unwrap_or_else(|call| {
-            Begun::Waiting(Box::pin(registry.call_fully(caller, call, options)))
-        })
+        }
     }
 }
 
@@ -162,14 +171,20 @@ pub(crate) struct InBatch<'a> {
 
 impl<'a> Begin<'a> for InBatch<'a> {
     #[inline]
-    fn begin(self, context: &mut Context<'_>) -> Begun<'a> {
+    fn begin(
+        self,
+        context: &mut Context<'_>,
+        waiting: &mut Option<Continuation<'a>>,
+    ) -> Poll<ToolOutcome> {
         let InBatch {
             run,
             snapshot,
             call,
         } = self;
+        if !now::immediate(run) {
+            return wait_on(waiting, Box::pin(execute(run, snapshot, call)), context);
+        }
         let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
-        now::begin(*run, run.config, snapshot, call, context, go_on)
-            .unwrap_or_else(|call| Begun::Waiting(Box::pin(execute(run, snapshot, call))))
+        now::begin(*run, run.config, snapshot, call, context, go_on, waiting)
     }
 }

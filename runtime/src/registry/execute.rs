@@ -3,12 +3,12 @@
 //! path need not wait takes the same steps without a future of its own (`registry::now`);
 //! both share the steps here.
 
+use crate::time::Moment;
 use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -28,7 +28,7 @@ use crate::registry::contain::contained_panic;
 use crate::registry::find::find;
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Start, perform};
-use crate::registry::record::{Finished, Trail, Verdict, before_run, finish};
+use crate::registry::record::{Concluded, Trail, Verdict, before_run, finish};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
@@ -51,7 +51,7 @@ pub(crate) fn execute<'a, 's: 'a>(
         arguments,
     } = call;
     async move {
-        let started = Instant::now();
+        let started = crate::time::now();
         let mut trail = Trail::of(run.run_id);
         // Stores, limits and other application code on the path are contained like the tool:
         // a panic in them ends this call with an error, and every other call goes on.
@@ -69,20 +69,24 @@ pub(crate) fn execute<'a, 's: 'a>(
         } else {
             deciding().await
         };
-        conclude(run.config, run.caller, id, name, decided, started, trail).await
+        conclude(
+            run.config, run.caller, id, name, decided, started, &mut trail,
+        )
+        .written()
+        .await
     }
 }
 
-/// The outcome of a decided call of `caller`, audited (see [`Finished`]).
+/// The outcome of a decided call of `caller`, audited (see [`Concluded`]).
 pub(crate) fn conclude<'a>(
     config: &'a Config,
     caller: &Caller,
     id: SmolStr,
     name: SmolStr,
     decided: Decided,
-    started: Instant,
-    trail: Trail<'_>,
-) -> Finished<'a> {
+    started: Moment,
+    trail: &mut Trail<'_>,
+) -> Concluded<'a> {
     // A name no tool has is not echoed back whole (it may be huge); a tool's own is
     // valid, so only a name no tool answered to is checked.
     let name = if trail.found || is_valid_tool_name(&name) {

@@ -4,12 +4,12 @@
 //! on in a boxed future; calls whose path waits from the start (rate limits, a record
 //! before the run, a dry run, a span) take the full path ([`execute`]).
 
+use crate::time::Moment;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -27,7 +27,7 @@ use crate::registry::execute::{
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
-use crate::registry::record::Trail;
+use crate::registry::record::{Concluded, Trail};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::tool::ToolResult;
@@ -35,27 +35,32 @@ use crate::tool::ToolResult;
 /// The rest of a call that has to wait, boxed: most calls never make one.
 pub(crate) type Continuation<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
 
-/// How far a call got in the poll that started it.
-pub(crate) enum Begun<'a> {
-    /// To its outcome.
-    Done(ToolOutcome),
-    /// To a point where it waits; the continuation is polled next.
-    Waiting(Continuation<'a>),
+/// Keeps `continuation` in `waiting`, where the call goes on from, and polls it once (the
+/// poll that began the call is its first).
+pub(crate) fn wait_on<'a>(
+    waiting: &mut Option<Continuation<'a>>,
+    continuation: Continuation<'a>,
+    context: &mut Context<'_>,
+) -> Poll<ToolOutcome> {
+    waiting.insert(continuation).as_mut().poll(context)
 }
 
 /// The rest of a call that waits: owned, borrowing nothing of the poll that began it.
 pub(crate) struct Rest {
     id: SmolStr,
     name: SmolStr,
-    started: Instant,
+    started: Moment,
     trail: Trail<'static>,
     waits: Waits,
 }
 
-/// Runs `call` as far as it goes without waiting, with `context` (the task's, for the tool's
-/// first poll); gives the call back, untouched, if its path waits from the start. The rest
-/// of a call that waits goes on as `go_on` makes it (with a `Run` of its own: this one may
-/// borrow what the poll holds); a record still being written may borrow `config`.
+/// Runs `call` (of a `run` that is [`immediate`]) as far as it goes without waiting, with
+/// `context` (the task's, for the tool's first poll). A call that waits goes on in
+/// `waiting`, as `go_on` makes it (with a `Run` of its own: this one may borrow what the
+/// poll holds); a record still being written may borrow `config`.
+///
+/// The outcome is returned as the poll's own, not wrapped: a call that ends here is copied
+/// once on its way out, not once per layer.
 pub(crate) fn begin<'a>(
     run: Run<'_>,
     config: &'a Config,
@@ -63,16 +68,15 @@ pub(crate) fn begin<'a>(
     call: ToolCall,
     context: &mut Context<'_>,
     go_on: impl FnOnce(Rest) -> Continuation<'a>,
-) -> Result<Begun<'a>, ToolCall> {
-    if !immediate(&run) {
-        return Err(call);
-    }
+    waiting: &mut Option<Continuation<'a>>,
+) -> Poll<ToolOutcome> {
+    debug_assert!(immediate(&run), "a call whose path waits begins in full");
     let ToolCall {
         id,
         name,
         arguments,
     } = call;
-    let started = Instant::now();
+    let started = crate::time::now();
     let mut trail = Trail::of(run.run_id);
     // Application code on the way (a tool's reading of its arguments, the policy) is
     // contained as on the full path.
@@ -81,28 +85,42 @@ pub(crate) fn begin<'a>(
         Ok(Attempt::Ended(result)) => Ok(result),
         Ok(Attempt::Waits(waits)) => {
             let trail = trail.detached();
-            return Ok(Begun::Waiting(go_on(Rest {
+            let rest = Rest {
                 id,
                 name,
                 started,
                 trail,
                 waits,
-            })));
+            };
+            return wait_on(waiting, go_on(rest), context);
         }
         Err(payload) => Err(payload),
     };
-    let mut finished = conclude(config, run.caller, id, name, decided, started, trail);
-    Ok(match finished.ready() {
-        Some(outcome) => Begun::Done(outcome),
-        None => Begun::Waiting(Box::pin(finished)),
-    })
+    let Concluded { outcome, writing } =
+        conclude(config, run.caller, id, name, decided, started, &mut trail);
+    match writing {
+        None => Poll::Ready(outcome),
+        Some(writing) => {
+            let written = Concluded {
+                outcome,
+                writing: Some(writing),
+            };
+            wait_on(waiting, Box::pin(written.written()), context)
+        }
+    }
 }
 
 /// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before
-/// a call is looked at, so a declined call is untouched).
-fn immediate(run: &Run<'_>) -> bool {
-    let governance = &run.config.governance;
-    !run.dry_run
+/// a call is looked at, so that a call whose path waits is begun in full, untouched).
+pub(crate) fn immediate(run: &Run<'_>) -> bool {
+    immediate_in(run.config, run.dry_run)
+}
+
+/// Whether nothing on the path of calls in `config` (dry runs, if `dry_run`) waits before
+/// the tool runs.
+pub(crate) fn immediate_in(config: &Config, dry_run: bool) -> bool {
+    let governance = &config.governance;
+    !dry_run
         && governance.limits.is_empty()
         && !governance.records_before_run()
         && !tracing::enabled!(tracing::Level::DEBUG)
@@ -309,7 +327,11 @@ impl Rest {
         let mut trail: Trail<'_> = trail;
         let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, &name, waits, &mut trail));
         let decided: Decided = waiting.catch_unwind().await;
-        conclude(run.config, run.caller, id, name, decided, started, trail).await
+        conclude(
+            run.config, run.caller, id, name, decided, started, &mut trail,
+        )
+        .written()
+        .await
     }
 }
 

@@ -1,13 +1,13 @@
 //! The record of one call: what was decided along the way, and the outcome written to the
 //! audit sinks and store when the call ends.
 
+use crate::time::Moment;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -111,6 +111,11 @@ impl<'r> Trail<'r> {
         }
     }
 
+    /// The arguments as recorded, taken for the call's record.
+    fn take_arguments(&mut self) -> CallArguments<'r> {
+        std::mem::take(&mut self.arguments)
+    }
+
     /// What the record says the arguments are, before they are kept.
     fn arguments_of(&self, arguments: &Checked, entry: &Entry) -> Value {
         if self.edited {
@@ -159,9 +164,10 @@ pub(crate) async fn reject(
         call.id,
         call.name,
         Err(error),
-        Instant::now(),
-        Trail::default(),
+        crate::time::now(),
+        &mut Trail::default(),
     )
+    .written()
     .await
 }
 
@@ -198,13 +204,34 @@ pub(crate) async fn before_run(
     store.append(record).await.map_err(unavailable)
 }
 
-/// A call's outcome, and the writing of its record where that takes waiting (a sink, or a
-/// store other than the default history). Awaited, it gives the outcome once its record is
-/// written: an answered call has its record. A future of its own, not an `async fn`: that
-/// would hold the outcome twice, and every call's future would carry both.
+/// The writing of a call's record where that takes waiting (a sink, or a store other than
+/// the default history).
+pub(crate) type Writing<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// A call's outcome, and the writing of its record if that waits. Returned whole, not as a
+/// future: most calls' records go to the history at once, and their outcome is handed on
+/// as it is (every layer of future or option around it would be one more copy of it).
+pub(crate) struct Concluded<'a> {
+    pub(crate) outcome: ToolOutcome,
+    pub(crate) writing: Option<Writing<'a>>,
+}
+
+impl<'a> Concluded<'a> {
+    /// The outcome, once its record is written: an answered call has its record.
+    pub(crate) fn written(self) -> Finished<'a> {
+        Finished {
+            outcome: Some(self.outcome),
+            writing: self.writing,
+        }
+    }
+}
+
+/// A call's outcome, given once its record is written (see [`Concluded::written`]). A
+/// future of its own, not an `async fn`: that would hold the outcome twice, and every
+/// call's future would carry both.
 pub(crate) struct Finished<'a> {
     outcome: Option<ToolOutcome>,
-    writing: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+    writing: Option<Writing<'a>>,
 }
 
 impl Future for Finished<'_> {
@@ -223,28 +250,17 @@ impl Future for Finished<'_> {
     }
 }
 
-impl<'a> Finished<'a> {
-    /// The outcome, taken, if there is no record left to write (else it waits for that).
-    pub(crate) fn ready(&mut self) -> Option<ToolOutcome> {
-        match self.writing {
-            None => self.outcome.take(),
-            Some(_) => None,
-        }
-    }
-}
-
-/// The outcome, audited (see [`Finished`]). Not itself async: most calls' records go
-/// to the history at once, and a future here would be carried (and moved) by every call.
+/// The outcome, audited (see [`Concluded`]).
 pub(crate) fn finish<'a>(
     config: &'a Config,
     caller: &Caller,
     call_id: SmolStr,
     tool: SmolStr,
     result: ToolResult,
-    started: Instant,
-    trail: Trail<'_>,
-) -> Finished<'a> {
-    let ended = Instant::now();
+    started: Moment,
+    trail: &mut Trail<'_>,
+) -> Concluded<'a> {
+    let ended = crate::time::now();
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
     governance.events.publish(|| {
@@ -266,7 +282,7 @@ pub(crate) fn finish<'a>(
             order: stamp.order,
             time_ms: stamp.millis,
             decision: Cow::Borrowed(trail.decision),
-            approver: trail.approver,
+            approver: trail.approver.take(),
             outcome: match &result {
                 Ok(_) => Cow::Borrowed("ok"),
                 Err(error) => error.code.wire(),
@@ -284,9 +300,9 @@ pub(crate) fn finish<'a>(
             call_id: &call_id,
         };
         match &governance.history {
-            Some(history) if !sinks_want => history.keep(facts, names, trail.arguments),
+            Some(history) if !sinks_want => history.keep(facts, names, trail.take_arguments()),
             _ => {
-                let record = facts.into_record(names, trail.arguments.into_value());
+                let record = facts.into_record(names, trail.take_arguments().into_value());
                 writing = Some(Box::pin(write(governance, record)) as _);
             }
         }
@@ -297,12 +313,9 @@ pub(crate) fn finish<'a>(
         is_content: trail.content && result.is_ok(),
         result,
         duration,
-        ui: trail.ui,
+        ui: trail.ui.take(),
     };
-    Finished {
-        outcome: Some(outcome),
-        writing,
-    }
+    Concluded { outcome, writing }
 }
 
 /// Whether a sink wants a call's record (application code, contained: a sink that panics

@@ -2,8 +2,6 @@
 //! as its original caller (checked again, since the tool may have changed); denied, its
 //! outcome carries the reason. Both end in one audited outcome.
 
-use std::time::Instant;
-
 use crate::approval::{DecidedCall, PendingCall};
 use crate::arguments::ToolArguments;
 use crate::audit::{CallArguments, redact};
@@ -36,7 +34,7 @@ pub(crate) async fn resume(
     approver: &Caller,
     resolution: Resolution<'_>,
 ) -> ToolOutcome {
-    let started = Instant::now();
+    let started = crate::time::now();
     let PendingCall {
         ticket_id,
         expires,
@@ -119,8 +117,9 @@ pub(crate) async fn resume(
         tool.into(),
         result,
         started,
-        trail,
+        &mut trail,
     )
+    .written()
     .await;
     if keep {
         // An agent run goes on with this outcome, whoever decided and through which route.
