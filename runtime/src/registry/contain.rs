@@ -61,12 +61,22 @@ impl<F: Future + Unpin> Drop for ContainedDrop<'_, F> {
 /// Runs application code the registry calls on a call's path (a policy, a tool's review, an
 /// audit sink): a panic in it is logged and becomes `None`, so the call still gets an answer
 /// and the registry keeps serving.
+// Inlined where a call passes; the logging of a panic is not.
+#[inline]
 pub(crate) fn contained<T>(what: &str, tool: &str, work: impl FnOnce() -> T) -> Option<T> {
-    catch_unwind(AssertUnwindSafe(work))
-        .map_err(|payload| {
-            tracing::error!(tool, panic = %panic_text(payload.as_ref()), "{what} panicked; the panic was contained");
-        })
-        .ok()
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(value) => Some(value),
+        Err(payload) => {
+            log_contained(what, tool, payload.as_ref());
+            None
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn log_contained(what: &str, tool: &str, payload: &(dyn Any + Send)) {
+    tracing::error!(tool, panic = %panic_text(payload), "{what} panicked; the panic was contained");
 }
 
 /// A panic's message, for the log.

@@ -104,10 +104,16 @@ pub(crate) async fn wait(
 /// What the tool gave, as the call's result: a panic as an error, content checked, and
 /// secrets withheld from an error about the arguments.
 pub(crate) fn ran(entry: &Entry, finished: Ran) -> ToolResult {
-    finished
-        .unwrap_or_else(|payload| Err(panicked(&entry.definition.name, payload)))
-        .and_then(|value| checked_content(&entry.definition, value))
-        .map_err(|error| withhold_secrets(entry, error))
+    // One match, not a chain of combinators: each would move the result once more.
+    let error = match finished {
+        Ok(Ok(value)) => match checked_content(&entry.definition, value) {
+            Ok(value) => return Ok(value),
+            Err(error) => error,
+        },
+        Ok(Err(error)) => error,
+        Err(payload) => panicked(&entry.definition.name, payload),
+    };
+    Err(withhold_secrets(entry, error))
 }
 
 /// What a tool's future gives: its result, or the panic it was stopped by.
