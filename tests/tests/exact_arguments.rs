@@ -413,7 +413,12 @@ proptest! {
         text in edge_object(&["name", "tags", "limit", "grid", "maybe", "other"]),
         named in named_object(),
     ) {
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        // With timers: a synchronous tool still running when first polled waits under the
+        // registry's default timeout.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
         runtime.block_on(async {
             let pair = pair();
             same_both_ways(&pair, "exact_numbers", &numbers.to_string()).await;
