@@ -78,6 +78,7 @@ pub(crate) fn execute<'a, 's: 'a>(
 }
 
 /// The outcome of a decided call of `caller`, audited (see [`Concluded`]).
+#[inline]
 pub(crate) fn conclude<'a>(
     config: &'a Config,
     caller: &Caller,

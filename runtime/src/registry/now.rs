@@ -244,6 +244,7 @@ fn poll_once<'e>(
 }
 
 /// The call's end: its arguments kept for its record.
+#[inline]
 fn ended<'e>(
     run: &Run<'_>,
     entry: &'e Arc<Entry>,
@@ -272,6 +273,7 @@ enum InPlace {
 
 /// Reads the arguments straight into the parameters of a tool that finishes when first
 /// polled, authorizes the call, and runs the function in place: no future made or boxed.
+#[inline]
 fn in_place(
     run: &Run<'_>,
     entry: &Arc<Entry>,

@@ -103,8 +103,17 @@ pub(crate) async fn wait(
 
 /// What the tool gave, as the call's result: a panic as an error, content checked, and
 /// secrets withheld from an error about the arguments.
+#[inline]
 pub(crate) fn ran(entry: &Entry, finished: Ran) -> ToolResult {
-    // One match, not a chain of combinators: each would move the result once more.
+    match finished {
+        Ok(Ok(value)) if !entry.definition.returns_content => Ok(value),
+        finished => ran_otherwise(entry, finished),
+    }
+}
+
+/// What a tool gave that is not a plain value: content to check, an error or a panic.
+#[inline(never)]
+fn ran_otherwise(entry: &Entry, finished: Ran) -> ToolResult {
     let error = match finished {
         Ok(Ok(value)) => match checked_content(&entry.definition, value) {
             Ok(value) => return Ok(value),
