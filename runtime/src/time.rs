@@ -43,8 +43,8 @@ const WALL_CLOCK_REREAD_MS: u64 = 1000;
 /// A moment as a record holds it: its place among all records, and the wall clock's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
-    /// Nanoseconds of the monotonic clock, counted from a fixed moment of this process: the
-    /// same order on every thread.
+    /// Nanoseconds of the clock that times calls (monotonic), counted from a fixed moment of
+    /// this process: the same order on every thread.
     pub(crate) order: u64,
     /// The wall clock's milliseconds since the Unix epoch.
     pub(crate) millis: u64,
@@ -52,10 +52,10 @@ pub(crate) struct Stamp {
 
 /// `instant` (a moment that has passed: a call's end) as a record holds it.
 ///
-/// A call already reads the monotonic clock for its duration; a second read of the wall
-/// clock for its record would cost as much again. So the wall clock is read at most once a
-/// second, and carried forward by the monotonic clock in between: a step of the wall clock
-/// (NTP, a manual change) shows in records within a second.
+/// A call already reads the clock that times calls ([`now`]) for its duration; a read of the
+/// wall clock for its record would cost several times as much. So the wall clock is read at
+/// most once a second, and carried forward by the call clock in between: a step of the wall
+/// clock (NTP, a manual change) shows in records within a second.
 pub(crate) fn stamp(instant: Moment) -> Stamp {
     let clock = WallClock::get();
     let since = instant.saturating_duration_since(clock.base);
