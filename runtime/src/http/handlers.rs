@@ -102,11 +102,16 @@ pub(crate) async fn call_tools(
     let registry = &shared.registry;
     let calls = match request.calls {
         Calls::One(call) => {
-            let options = CallOptions {
-                dry_run: request.dry_run,
-                ..CallOptions::default()
+            let outcome = if request.dry_run {
+                let options = CallOptions {
+                    dry_run: true,
+                    ..CallOptions::default()
+                };
+                registry.call_with(&caller, call, options).await
+            } else {
+                // Without options to take apart.
+                registry.call(&caller, call).await
             };
-            let outcome = registry.call_with(&caller, call, options).await;
             return Ok(outcome_response(outcome));
         }
         Calls::Batch(calls) => calls,
