@@ -402,6 +402,41 @@ async fn two_hundred_concurrent_batches_are_all_answered_correctly() {
     }
 }
 
+/// A single call sent as a dry run says what would happen, and nothing happens: the tool
+/// does not run and no approval waits.
+#[tokio::test]
+async fn a_single_call_sent_as_a_dry_run_runs_nothing() {
+    let server = start().await;
+    let dry = json!({
+        "id": "d1",
+        "name": "update_medical_record",
+        "arguments": {"pet_id": 1, "note": "Lost 2 kg."},
+        "dry_run": true,
+    });
+    let (status, outcome) = server
+        .post("/tools/call", Some("staff-token"), dry.to_string())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{outcome}");
+    assert_eq!(outcome["call_id"], "d1");
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(outcome["result"]["dry_run"], true, "{outcome}");
+    assert_eq!(outcome["result"]["decision"], "require_approval");
+    let (status, pending) = server.get("/approvals", Some("admin-token")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        pending["pending"],
+        json!([]),
+        "a dry run leaves nothing to approve"
+    );
+    let record = server
+        .call(Some("staff-token"), "get_pet_records", json!({"pet_id": 1}))
+        .await;
+    assert_eq!(
+        record["result"]["notes"],
+        json!(["Vaccinated against rabies."])
+    );
+}
+
 #[tokio::test]
 async fn bodies_that_are_not_declared_json_are_refused_so_no_site_can_forge_them() {
     let server = start().await;
