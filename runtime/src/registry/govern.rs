@@ -73,7 +73,9 @@ pub(crate) enum Authorization {
 }
 
 /// Applies the policy. Not async: most calls are decided here, and only a call that must be
-/// approved waits (in [`require_approval`], which its caller boxes).
+/// approved waits (in [`require_approval`], which its caller boxes). Inlined: what it
+/// decides is read at once where it is asked.
+#[inline]
 pub(crate) fn authorize(
     asking: &Asking<'_>,
     arguments: Arguments<'_>,
