@@ -3,7 +3,6 @@
 //! path need not wait takes the same steps without a future of its own (`registry::now`);
 //! both share the steps here.
 
-use crate::time::Moment;
 use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
@@ -31,6 +30,7 @@ use crate::registry::perform::{Start, perform};
 use crate::registry::record::{Concluded, Trail, Verdict, before_run, finish};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
+use crate::time::Moment;
 use crate::tool::ToolResult;
 
 /// What a call's path gives before its outcome is made: its result, or the panic of

@@ -4,7 +4,6 @@
 //! on in a boxed future; calls whose path waits from the start (rate limits, a record
 //! before the run, a dry run, a span) take the full path ([`execute`]).
 
-use crate::time::Moment;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -27,9 +26,10 @@ use crate::registry::execute::{
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
-use crate::registry::record::{Concluded, Trail};
+use crate::registry::record::Trail;
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
+use crate::time::Moment;
 use crate::tool::ToolResult;
 
 /// The rest of a call that has to wait, boxed: most calls never make one.
@@ -96,18 +96,11 @@ pub(crate) fn begin<'a>(
         }
         Err(payload) => Err(payload),
     };
-    let Concluded { outcome, writing } =
-        conclude(config, run.caller, id, name, decided, started, &mut trail);
-    match writing {
-        None => Poll::Ready(outcome),
-        Some(writing) => {
-            let written = Concluded {
-                outcome,
-                writing: Some(writing),
-            };
-            wait_on(waiting, Box::pin(written.written()), context)
-        }
+    let concluded = conclude(config, run.caller, id, name, decided, started, &mut trail);
+    if concluded.writing.is_none() {
+        return Poll::Ready(concluded.outcome);
     }
+    wait_on(waiting, Box::pin(concluded.written()), context)
 }
 
 /// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before

@@ -1,7 +1,6 @@
 //! The record of one call: what was decided along the way, and the outcome written to the
 //! audit sinks and store when the call ends.
 
-use crate::time::Moment;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -24,6 +23,7 @@ use crate::registry::config::Governance;
 use crate::registry::contain::contained;
 use crate::registry::snapshot::Entry;
 use crate::store::error::unavailable;
+use crate::time::Moment;
 use crate::tool::ToolResult;
 
 /// What the audit record says about a call, filled in as the call goes.
@@ -250,7 +250,7 @@ impl Future for Finished<'_> {
     }
 }
 
-/// The outcome, audited (see [`Concluded`]).
+/// The outcome, audited (see [`Concluded`]); what the record keeps is taken from `trail`.
 pub(crate) fn finish<'a>(
     config: &'a Config,
     caller: &Caller,
