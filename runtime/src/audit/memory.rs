@@ -210,7 +210,7 @@ mod tests {
     }
 
     #[test]
-    fn threads_write_to_parts_of_their_own_up_to_the_part_count() {
+    fn threads_take_the_parts_in_turn_and_keep_theirs() {
         let parts: Vec<usize> = (0..3)
             .map(|_| std::thread::spawn(this_threads_part).join().unwrap())
             .collect();

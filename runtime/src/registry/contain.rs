@@ -90,8 +90,7 @@ pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
 
 /// A contained panic: its text goes to the log (it may hold internals), not to the model.
 pub(crate) fn contained_panic(tool: &str, payload: Box<dyn Any + Send>, what: &str) -> ToolError {
-    let detail = panic_text(payload.as_ref());
-    tracing::error!(tool, panic = %detail, "{what} panicked; the panic was contained");
+    log_contained(what, tool, payload.as_ref());
     ToolError::new(
         ErrorCode::Panicked,
         format!(
