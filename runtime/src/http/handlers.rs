@@ -15,7 +15,8 @@ use crate::formats::Format;
 use crate::http::Shared;
 use crate::http::errors::ApiError;
 use crate::http::extract::{Authenticated, JsonBody};
-use crate::http::wire::{Calls, OutcomeBody, outcome_response, parse_call_request};
+use crate::http::outcome::{outcome_response, outcomes_response};
+use crate::http::wire::{Calls, parse_call_request};
 use crate::registry::{BatchOptions, CallOptions};
 
 type Shares = State<Arc<Shared>>;
@@ -121,12 +122,8 @@ pub(crate) async fn call_tools(
         ..BatchOptions::default()
     };
     // Boxed: a batch's future is large, and would make every single call's larger.
-    let outcomes: Vec<OutcomeBody> = Box::pin(registry.run_batch_with(&caller, calls, options))
-        .await
-        .into_iter()
-        .map(OutcomeBody::from)
-        .collect();
-    Ok(Json(json!({ "outcomes": outcomes })).into_response())
+    let outcomes = Box::pin(registry.run_batch_with(&caller, calls, options)).await;
+    Ok(outcomes_response(outcomes))
 }
 
 /// `GET /approvals`: the pending calls this caller may decide (the registry decides who).

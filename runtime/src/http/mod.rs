@@ -55,6 +55,7 @@ mod errors;
 mod events;
 mod extract;
 mod handlers;
+mod outcome;
 mod search;
 mod wire;
 
@@ -65,7 +66,7 @@ use axum::routing::{get, post};
 
 pub use auth::{AuthError, AuthFuture, Authenticate};
 pub use errors::ApiError;
-pub use wire::OutcomeBody;
+pub use outcome::OutcomeBody;
 
 use crate::registry::Registry;
 use caught::Caught;

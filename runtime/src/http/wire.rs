@@ -1,80 +1,15 @@
-//! Bodies on the wire: call requests in, outcomes out.
+//! Call requests on the wire: what `POST /tools/call` is sent (outcomes out are
+//! [`super::outcome`]).
 
-use axum::Json;
-use axum::http::HeaderValue;
-use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use smol_str::{SmolStr, SmolStrBuilder};
 
 use crate::arguments::ToolArguments;
-use crate::call::{ToolCall, ToolOutcome};
-use crate::error::ToolError;
+use crate::call::ToolCall;
 use crate::http::errors::ApiError;
-
-/// One outcome as JSON: `{"call_id", "tool", "ok", "result" | "error", "duration_ms", "ui"?}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OutcomeBody {
-    /// The call's id.
-    pub call_id: SmolStr,
-    /// The tool's name.
-    pub tool: SmolStr,
-    /// Whether the call succeeded.
-    pub ok: bool,
-    /// The result, on success.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// The error, on failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ToolError>,
-    /// How long the call took.
-    pub duration_ms: f64,
-    /// The UI component that renders the result, if the tool names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ui: Option<String>,
-    /// `result` is a list of content blocks (images, audio, resources, text).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub content: bool,
-}
-
-impl From<ToolOutcome> for OutcomeBody {
-    fn from(outcome: ToolOutcome) -> Self {
-        let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
-        let (ok, result, error) = match outcome.result {
-            Ok(value) => (true, Some(value), None),
-            Err(error) => (false, None, Some(error)),
-        };
-        OutcomeBody {
-            call_id: outcome.call_id,
-            tool: outcome.tool,
-            ok,
-            result,
-            error,
-            duration_ms,
-            ui: outcome.ui,
-            content: outcome.is_content,
-        }
-    }
-}
-
-/// Room for a typical outcome's JSON: axum's `Json` starts at 128 bytes and grows.
-const OUTCOME_CAPACITY: usize = 512;
-
-/// One outcome as a JSON response, written into a buffer sized for it.
-pub(crate) fn outcome_response(outcome: ToolOutcome) -> Response {
-    let body = OutcomeBody::from(outcome);
-    let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY);
-    match serde_json::to_writer(&mut bytes, &body) {
-        Ok(()) => ([(CONTENT_TYPE, JSON)], bytes).into_response(),
-        // axum's own answer to a body that cannot be written.
-        Err(_) => Json(body).into_response(),
-    }
-}
-
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {
