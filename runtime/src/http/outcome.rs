@@ -5,6 +5,7 @@
 //! (a test holds the two together).
 
 use axum::Json;
+use axum::body::Body;
 use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
@@ -84,16 +85,20 @@ pub(crate) fn outcomes_response(outcomes: Vec<ToolOutcome>) -> Response {
     }
 }
 
+/// `bytes` as a JSON response (its one header set directly: a list of headers is merged
+/// into the response's one by one).
 fn json_response(bytes: Vec<u8>) -> Response {
-    ([(CONTENT_TYPE, JSON)], bytes).into_response()
+    let mut response = Response::new(Body::from(bytes));
+    response.headers_mut().insert(CONTENT_TYPE, JSON);
+    response
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// Appends `body` as compact JSON to `out`.
 fn write_outcome(out: &mut Vec<u8>, body: &OutcomeBody) -> serde_json::Result<()> {
-    field(out, br#"{"call_id":"#, &body.call_id)?;
-    field(out, br#","tool":"#, &body.tool)?;
+    text_field(out, br#"{"call_id":"#, &body.call_id)?;
+    text_field(out, br#","tool":"#, &body.tool)?;
     out.extend_from_slice(if body.ok {
         br#","ok":true"#
     } else {
@@ -135,15 +140,40 @@ fn field(out: &mut Vec<u8>, key: &[u8], value: &impl Serialize) -> serde_json::R
     serde_json::to_writer(out, value)
 }
 
+/// Appends `key` and the string `text`: as it is, quoted, where JSON escapes none of its
+/// characters (a tool's name never needs it, nor do most call ids); else through serde.
+fn text_field(out: &mut Vec<u8>, key: &[u8], text: &str) -> serde_json::Result<()> {
+    // What JSON escapes: quotes, backslashes and control characters (serde nothing else).
+    let plain = |byte: &u8| *byte >= 0x20 && *byte != b'"' && *byte != b'\\';
+    if !text.as_bytes().iter().all(plain) {
+        return field(out, key, &text);
+    }
+    out.extend_from_slice(key);
+    out.push(b'"');
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'"');
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::{ErrorCode, ToolError};
     use serde_json::json;
 
+    /// Call ids that JSON escapes and ones it writes as they are.
+    const CALL_IDS: [&str; 6] = [
+        "call \"1\"\n\u{1}é",
+        "back\\slash",
+        "\u{1f}",
+        "call-0",
+        "toolu_01A09q90qw90lq917835lq9 é ✓ \u{7f}",
+        "",
+    ];
+
     fn body(ok: bool, ui: Option<&str>, content: bool, duration_ms: f64) -> OutcomeBody {
         OutcomeBody {
-            call_id: "call \"1\"\n\u{1}é".into(),
+            call_id: CALL_IDS[0].into(),
             tool: "a_tool_with_a_name_longer_than_inline".into(),
             ok,
             result: ok.then(|| json!({"text": "\"quoted\"\t", "list": [1, 2.5, null]})),
@@ -174,6 +204,46 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    fn same_as_serde(body: &OutcomeBody) {
+        let mut written = Vec::new();
+        write_outcome(&mut written, body).unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            serde_json::to_string(body).unwrap()
+        );
+    }
+
+    #[test]
+    fn names_are_written_as_serde_writes_them_escaped_or_not() {
+        for text in CALL_IDS {
+            let mut body = body(true, None, false, 1.0);
+            body.call_id = text.into();
+            body.tool = text.into();
+            same_as_serde(&body);
+        }
+    }
+
+    /// Any text, control characters, quotes and backslashes included (proptest's own
+    /// strings leave control characters out).
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec(proptest::char::any(), 0..40)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_names_are_written_as_serde_writes_them(
+            call_id in any_text(),
+            tool in any_text(),
+        ) {
+            let mut body = body(false, None, false, 2.0);
+            body.call_id = call_id.into();
+            body.tool = tool.into();
+            same_as_serde(&body);
         }
     }
 
