@@ -81,11 +81,16 @@ pub fn output_to_value<T: ToolOutput<M> + 'static, M>(mut output: T) -> ToolResu
 
 /// Runs a synchronous tool on tokio's blocking pool, so that a slow or hanging one cannot
 /// stall the runtime and its timeout can fire. A panic is passed on to the caller's
-/// panic isolation.
+/// panic isolation. Outside a Tokio runtime there is no such pool: the tool does not run.
 pub async fn run_blocking<F>(body: F) -> ToolResult
 where
     F: FnOnce() -> ToolResult + Send + 'static,
 {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(crate::runtime_needs::outside_tokio(
+            "run this synchronous tool on Tokio's blocking pool",
+        ));
+    }
     match tokio::task::spawn_blocking(body).await {
         Ok(result) => result,
         Err(error) if error.is_panic() => resume_unwind(error.into_panic()),

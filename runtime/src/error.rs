@@ -49,6 +49,10 @@ pub enum ErrorCode {
     /// A store the call depends on (approvals, rate limits, audit) could not be reached; the
     /// call did not run. Worth retrying later.
     StoreUnavailable,
+    /// The call needs what the async runtime it was made on does not give: a Tokio runtime
+    /// (for a synchronous tool, or to keep a time limit), with its timers. A setup error of
+    /// the application, not of the call; the message says what to change.
+    RuntimeUnavailable,
     /// A code chosen by the tool itself.
     Custom(Cow<'static, str>),
 }
@@ -102,6 +106,7 @@ known_codes! {
     RateLimited => "rate_limited",
     BatchTooLarge => "batch_too_large",
     StoreUnavailable => "store_unavailable",
+    RuntimeUnavailable => "runtime_unavailable",
 }
 
 impl fmt::Display for ErrorCode {

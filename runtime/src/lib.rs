@@ -100,6 +100,7 @@ pub mod progress;
 pub mod rate_limits;
 mod registry;
 mod roles;
+mod runtime_needs;
 mod schema;
 pub mod search;
 mod static_tool;

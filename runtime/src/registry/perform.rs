@@ -129,15 +129,17 @@ fn ran_otherwise(entry: &Entry, finished: Ran) -> ToolResult {
 pub(crate) type Ran = Result<ToolResult, Box<dyn Any + Send>>;
 
 /// Waits for a tool that did not finish at once: its result, or the error for a timeout or
-/// a cancellation (the tool stopped first wins: it is polled before the others).
+/// a cancellation (the tool stopped first wins: it is polled before the others). A time
+/// limit the runtime cannot keep ends the call at once (see [`timer`]).
 async fn race<F: Future<Output = Ran> + Unpin>(
     tool: &mut ContainedDrop<'_, F>,
     cancel: Cancel<'_>,
     timeout: Option<Duration>,
 ) -> Result<Ran, ToolError> {
+    let timer = timeout.map(timer).transpose()?;
     let deadline = async {
-        match timeout {
-            Some(limit) => tokio::time::sleep(limit).await,
+        match timer {
+            Some(timer) => timer.await,
             None => std::future::pending().await,
         }
     };
@@ -147,6 +149,24 @@ async fn race<F: Future<Output = Ran> + Unpin>(
         _ = cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled while the tool was running")),
         _ = deadline => Err(timed_out(timeout.unwrap_or_default())),
     }
+}
+
+/// The timer of a time limit, made before the tool is waited for: without Tokio's timers
+/// (a runtime built without `enable_time`, or no Tokio runtime at all) no limit can be
+/// kept, and a tool that may hang is not waited for without one.
+fn timer(limit: Duration) -> Result<tokio::time::Sleep, ToolError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(crate::runtime_needs::outside_tokio(
+            "keep the tool's time limit (it did not finish at once)",
+        ));
+    }
+    // Tokio cannot be asked whether its timers are enabled; making one without them panics.
+    std::panic::catch_unwind(|| tokio::time::sleep(limit)).map_err(|_| {
+        crate::runtime_needs::unavailable(format!(
+            "the tool did not finish at once, and its time limit of {} cannot be kept: the Tokio runtime the call was made on has no timers; build it with `enable_time()` or `enable_all()`",
+            describe_duration(limit)
+        ))
+    })
 }
 
 /// A content result as a checked list of blocks (a single block becomes a list of one);
