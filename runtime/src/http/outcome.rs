@@ -75,13 +75,19 @@ pub(crate) fn outcome_response(outcome: ToolOutcome) -> Response {
     }
 }
 
-/// A batch's outcomes as a JSON response: `{"outcomes": [...]}`, in the calls' order.
+/// A batch's outcomes as JSON: `{"outcomes": [...]}`, in the calls' order.
+#[derive(Serialize)]
+struct Outcomes<'a> {
+    outcomes: &'a [OutcomeBody],
+}
+
+/// A batch's outcomes as a JSON response (see [`Outcomes`]).
 pub(crate) fn outcomes_response(outcomes: Vec<ToolOutcome>) -> Response {
     let bodies: Vec<OutcomeBody> = outcomes.into_iter().map(OutcomeBody::from).collect();
     let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY * bodies.len().max(1));
     match write_outcomes(&mut bytes, &bodies) {
         Ok(()) => json_response(bytes),
-        Err(_) => Json(serde_json::json!({ "outcomes": bodies })).into_response(),
+        Err(_) => Json(Outcomes { outcomes: &bodies }).into_response(),
     }
 }
 
@@ -121,7 +127,7 @@ fn write_outcome(out: &mut Vec<u8>, body: &OutcomeBody) -> serde_json::Result<()
     Ok(())
 }
 
-/// Appends `{"outcomes": [...]}` of `bodies` as compact JSON to `out`.
+/// Appends [`Outcomes`] of `bodies` as compact JSON to `out`.
 fn write_outcomes(out: &mut Vec<u8>, bodies: &[OutcomeBody]) -> serde_json::Result<()> {
     out.extend_from_slice(br#"{"outcomes":["#);
     for (index, body) in bodies.iter().enumerate() {
@@ -255,11 +261,7 @@ mod tests {
                 .collect();
             let mut written = Vec::new();
             write_outcomes(&mut written, &bodies).unwrap();
-            #[derive(Serialize)]
-            struct List<'a> {
-                outcomes: &'a [OutcomeBody],
-            }
-            let list = List { outcomes: &bodies };
+            let list = Outcomes { outcomes: &bodies };
             assert_eq!(
                 String::from_utf8(written).unwrap(),
                 serde_json::to_string(&list).unwrap()
