@@ -31,6 +31,18 @@ async fn start() -> Server {
 }
 
 impl Server {
+    /// A pet's notes, as staff read them.
+    async fn pet_notes(&self, pet_id: u64) -> Value {
+        let record = self
+            .call(
+                Some("staff-token"),
+                "get_pet_records",
+                json!({"pet_id": pet_id}),
+            )
+            .await;
+        record["result"]["notes"].clone()
+    }
+
     /// Sends a request with an optional bearer token: the status, the content type, the JSON.
     async fn send(
         request: reqwest::RequestBuilder,
@@ -206,11 +218,8 @@ async fn approval_flow_end_to_end() {
         .unwrap()
         .to_owned();
     // Not yet in the record.
-    let record = server
-        .call(Some("staff-token"), "get_pet_records", json!({"pet_id": 1}))
-        .await;
     assert_eq!(
-        record["result"]["notes"],
+        server.pet_notes(1).await,
         json!(["Vaccinated against rabies."])
     );
 
@@ -238,11 +247,8 @@ async fn approval_flow_end_to_end() {
         .await;
     assert_eq!(status, StatusCode::OK, "{outcome}");
     assert_eq!(outcome["ok"], true);
-    let record = server
-        .call(Some("staff-token"), "get_pet_records", json!({"pet_id": 1}))
-        .await;
     assert_eq!(
-        record["result"]["notes"],
+        server.pet_notes(1).await,
         json!(["Vaccinated against rabies.", "Lost 2 kg."])
     );
 
@@ -428,11 +434,8 @@ async fn a_single_call_sent_as_a_dry_run_runs_nothing() {
         json!([]),
         "a dry run leaves nothing to approve"
     );
-    let record = server
-        .call(Some("staff-token"), "get_pet_records", json!({"pet_id": 1}))
-        .await;
     assert_eq!(
-        record["result"]["notes"],
+        server.pet_notes(1).await,
         json!(["Vaccinated against rabies."])
     );
 }
