@@ -46,6 +46,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call with an id, a tool name and arguments (a `serde_json::Value`, a JSON string,
     /// or JSON bytes).
+    #[inline]
     pub fn new(
         id: impl Into<SmolStr>,
         name: impl Into<SmolStr>,

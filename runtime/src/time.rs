@@ -10,9 +10,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// to be trusted).
 pub(crate) type Moment = quanta::Instant;
 
-/// Now, on the clock that times calls.
+/// Now, on the clock that times calls. Read from a clock of this crate's own: `Moment::now`
+/// first looks for a clock a test may have put in its thread's place (`quanta::with_clock`),
+/// which costs every read a thread-local lookup and a borrow.
+#[inline]
 pub(crate) fn now() -> Moment {
-    Moment::now()
+    static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new).now()
 }
 
 /// Calibrates the clock that times calls (its first read takes a fraction of a millisecond),
@@ -58,13 +62,15 @@ pub(crate) struct Stamp {
 /// clock (NTP, a manual change) shows in records within a second.
 pub(crate) fn stamp(instant: Moment) -> Stamp {
     let clock = WallClock::get();
-    let since = instant.saturating_duration_since(clock.base);
-    let monotonic = since.as_millis() as u64;
+    // In 64-bit nanoseconds (585 years of a process) rather than `Duration`'s wider ones.
+    let order =
+        u64::try_from(instant.saturating_duration_since(clock.base).as_nanos()).unwrap_or(u64::MAX);
+    let monotonic = order / 1_000_000;
     if monotonic.saturating_sub(clock.read_at.load(Ordering::Relaxed)) >= WALL_CLOCK_REREAD_MS {
         clock.reread();
     }
     Stamp {
-        order: u64::try_from(since.as_nanos()).unwrap_or(u64::MAX),
+        order,
         millis: monotonic.wrapping_add(clock.offset.load(Ordering::Relaxed)),
     }
 }

@@ -9,28 +9,38 @@ use crate::registry::Config;
 use crate::registry::snapshot::{Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
 
-/// The entry a caller may run, or the error for an unknown (or hidden) tool.
+/// The entry a caller may run, or the error for an unknown (or hidden) tool. Inlined: most
+/// calls name a tool their caller sees, and only the lookup is on their path.
+#[inline]
 pub(crate) fn find<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
     rank: Option<usize>,
     name: &str,
 ) -> Result<&'s Arc<Entry>, ToolError> {
-    if let Some(entry) = snapshot.visible(rank, name) {
-        return Ok(entry);
+    match snapshot.visible(rank, name) {
+        Some(entry) => Ok(entry),
+        None => Err(not_found(config, snapshot, rank, name)),
     }
+}
+
+/// The error for a tool the caller does not see (apart: building it is most of `find`'s
+/// code, and no found call runs it).
+#[cold]
+#[inline(never)]
+fn not_found(config: &Config, snapshot: &Snapshot, rank: Option<usize>, name: &str) -> ToolError {
     if config.reveal_hidden && snapshot.any(name).is_some() {
-        return Err(ToolError::new(
+        return ToolError::new(
             ErrorCode::Forbidden,
             format!("the tool `{name}` exists, but your role may not use it"),
-        ));
+        );
     }
     // The same answer whether the tool is hidden or does not exist: only visible tools are
     // named or suggested.
     let Some(view) = snapshot.view(rank).filter(|view| !view.tools.is_empty()) else {
         let name = clip(name, MAX_QUOTED);
         let message = format!("there is no tool named `{name}`, and no tools are available");
-        return Err(ToolError::new(ErrorCode::UnknownTool, message));
+        return ToolError::new(ErrorCode::UnknownTool, message);
     };
     let suggested = suggestions(config, snapshot, rank, view, name);
     let name = clip(name, MAX_QUOTED);
@@ -42,7 +52,7 @@ pub(crate) fn find<'s>(
             quoted_alternatives(names)
         ),
     };
-    Err(ToolError::new(ErrorCode::UnknownTool, message))
+    ToolError::new(ErrorCode::UnknownTool, message)
 }
 
 /// Visible names close to `name`: alike in spelling, or found by searching its words (as

@@ -125,14 +125,12 @@ impl Registry {
         }
     }
 
+    /// Inlined: it is worked out on every call, and only an unknown role takes more.
+    #[inline]
     fn rank(&self, caller: &Caller) -> Option<usize> {
         let rank = self.inner.config.roles.rank(caller.role());
         if rank.is_none() {
-            tracing::warn!(
-                caller = caller.id(),
-                role = caller.role(),
-                "caller has a role the registry does not know; it sees no tools"
-            );
+            warn_unknown_role(caller);
         }
         rank
     }
@@ -539,4 +537,16 @@ impl std::fmt::Debug for Registry {
             .field("tools", &self.len())
             .finish_non_exhaustive()
     }
+}
+
+/// Says that `caller`'s role is one the registry does not know (apart from the lookup every
+/// call makes).
+#[cold]
+#[inline(never)]
+fn warn_unknown_role(caller: &Caller) {
+    tracing::warn!(
+        caller = caller.id(),
+        role = caller.role(),
+        "caller has a role the registry does not know; it sees no tools"
+    );
 }

@@ -61,6 +61,7 @@ impl Default for Trail<'_> {
 
 impl<'r> Trail<'r> {
     /// The trail of a call (of the agent run `run_id`), before anything is decided.
+    #[inline]
     pub(crate) fn of(run_id: Option<&str>) -> Self {
         Trail {
             run_id: run_id.map(str::to_owned),
@@ -251,6 +252,7 @@ impl Future for Finished<'_> {
 }
 
 /// The outcome, audited (see [`Concluded`]); what the record keeps is taken from `trail`.
+#[inline]
 pub(crate) fn finish<'a>(
     config: &'a Config,
     caller: &Caller,

@@ -197,7 +197,9 @@ impl Snapshot {
         &self.entries
     }
 
-    /// The entry of `name` if a caller of `rank` may see it.
+    /// The entry of `name` if a caller of `rank` may see it. Inlined: every call looks
+    /// its tool up.
+    #[inline]
     pub(crate) fn visible(&self, rank: Option<usize>, name: &str) -> Option<&Arc<Entry>> {
         let entry = &self.entries[*self.by_name.get(name)?];
         (entry.rank <= rank?).then_some(entry)
