@@ -14,17 +14,19 @@ mod callgrind;
 mod common;
 
 use common::{
-    ADD, Rmcp, RmcpTools, SEARCH, connect, floor_add, floor_search, registries, round_trip,
+    ADD, Rmcp, RmcpTools, SEARCH, call_copying_names, call_to, connect, floor_add, floor_search,
+    registries, round_trip,
 };
 use std::hint::black_box;
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 
-const ROWS: [&str; 13] = [
+const ROWS: [&str; 14] = [
     "floor_add",
     "rmcp_add",
     "toolgate_add",
     "toolgate_add_history_off",
+    "toolgate_add_names_copied",
     "floor_search",
     "rmcp_search",
     "toolgate_search",
@@ -71,7 +73,11 @@ enum Kind {
     FloorAdd,
     FloorSearch,
     Rmcp,
-    Toolgate { history_off: bool },
+    Toolgate {
+        history_off: bool,
+    },
+    /// The default registry, the call's id and name copied into it.
+    ToolgateNamesCopied,
     ToolgateBatch,
     McpRmcp,
     McpToolgate,
@@ -83,6 +89,7 @@ fn kind_of(row: &str) -> Kind {
         "floor_search" => Kind::FloorSearch,
         "rmcp_add" | "rmcp_search" => Kind::Rmcp,
         "toolgate_add_in_batch" => Kind::ToolgateBatch,
+        "toolgate_add_names_copied" => Kind::ToolgateNamesCopied,
         "mcp_rmcp_server_add" | "mcp_rmcp_server_search" => Kind::McpRmcp,
         "mcp_toolgate_server_add" | "mcp_toolgate_server_search" => Kind::McpToolgate,
         "toolgate_add" | "toolgate_search" => Kind::Toolgate { history_off: false },
@@ -120,7 +127,7 @@ fn run(row: &str, count: u64) {
             let calls = (0..count)
                 // Made like the single rows' calls (same id), so that the rows differ only
                 // in how toolgate runs them.
-                .map(|_| ToolCall::new("1", tool, arguments))
+                .map(|_| call_to(tool, arguments))
                 .collect();
             black_box(default.run_batch(&caller, calls).await);
             return;
@@ -134,8 +141,13 @@ fn run(row: &str, count: u64) {
                 Kind::McpToolgate => round_trip(&toolgate_server, tool, arguments).await,
                 Kind::Toolgate { history_off: off } => {
                     let registry = if off { &history_off } else { &default };
-                    let call = ToolCall::new("1", tool, black_box(arguments));
+                    let call = call_to(tool, black_box(arguments));
                     let outcome = registry.call(&caller, call).await;
+                    drop(black_box(outcome.result.unwrap()));
+                }
+                Kind::ToolgateNamesCopied => {
+                    let call = call_copying_names(tool, black_box(arguments));
+                    let outcome = default.call(&caller, call).await;
                     drop(black_box(outcome.result.unwrap()));
                 }
                 Kind::ToolgateBatch => unreachable!("the batch row makes its calls above"),

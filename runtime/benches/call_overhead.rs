@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{ADD, Rmcp, SEARCH, floor_add, floor_search, registries};
+use common::{ADD, Rmcp, SEARCH, call_copying_names, call_to, floor_add, floor_search, registries};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use std::hint::black_box;
@@ -39,15 +39,17 @@ fn single_calls(c: &mut Criterion) {
             b.to_async(&runtime)
                 .iter(|| async { black_box(rmcp.call(tool, black_box(arguments)).await) })
         });
-        for (name, registry) in [
-            ("toolgate_default", &default),
-            ("toolgate_history_off", &history_off),
-        ] {
+        type MakeCall = fn(&'static str, &str) -> ToolCall;
+        let rows: [(&str, &Registry, MakeCall); 3] = [
+            ("toolgate_default", &default, call_to),
+            ("toolgate_history_off", &history_off, call_to),
+            ("toolgate_names_copied", &default, call_copying_names),
+        ];
+        for (name, registry, make_call) in rows {
             group.bench_function(name, |b| {
                 b.to_async(&runtime).iter(|| async {
-                    let outcome = registry
-                        .call(&caller, ToolCall::new("1", tool, black_box(arguments)))
-                        .await;
+                    let call = make_call(tool, black_box(arguments));
+                    let outcome = registry.call(&caller, call).await;
                     black_box(outcome.result.unwrap())
                 })
             });
@@ -121,9 +123,7 @@ fn policy_and_audit(c: &mut Criterion) {
     ] {
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| async {
-                let outcome = registry
-                    .call(&caller, ToolCall::new("1", "add", black_box(ADD)))
-                    .await;
+                let outcome = registry.call(&caller, call_to("add", black_box(ADD))).await;
                 black_box(outcome.result.unwrap())
             })
         });
@@ -156,7 +156,7 @@ fn two_threads(c: &mut Criterion) {
         let threads = TwoThreads::new(move |runtime, iterations| {
             runtime.block_on(async {
                 for _ in 0..iterations {
-                    let call = ToolCall::new("1", "add", black_box(ADD));
+                    let call = call_to("add", black_box(ADD));
                     black_box(registry.call(&caller, call).await.result.unwrap());
                 }
             })

@@ -200,3 +200,21 @@ pub fn registries() -> (toolgate::Registry, toolgate::Registry) {
         .unwrap();
     (default, history_off)
 }
+
+/// A call to `tool` as the rmcp row makes its request: the tool's name (and the call's id)
+/// borrowed from static text, not copied; the arguments owned text, as they come from a
+/// model. (rmcp's request holds its name as a `Cow<'static, str>`, borrowed from `tool`.)
+pub fn call_to(tool: &'static str, arguments: &str) -> toolgate::ToolCall {
+    use toolgate::SmolStr;
+    toolgate::ToolCall::new(
+        SmolStr::new_static("1"),
+        SmolStr::new_static(tool),
+        arguments,
+    )
+}
+
+/// The same call with its id and name copied into the call (as a call read from the wire
+/// has them): what the copying costs is this row's difference from [`call_to`]'s.
+pub fn call_copying_names(tool: &'static str, arguments: &str) -> toolgate::ToolCall {
+    toolgate::ToolCall::new("1", tool, arguments)
+}
