@@ -90,6 +90,14 @@ pub(crate) fn conclude<'a>(
     started: Moment,
     trail: &mut Trail<'_>,
 ) -> Concluded<'a> {
+    let (name, result) = settle(name, decided, trail);
+    finish(config, caller, id, name, result, started, trail)
+}
+
+/// The name an outcome gives back, and the call's result (the error for a panic on the
+/// way where there was one).
+#[inline(always)]
+pub(crate) fn settle(name: SmolStr, decided: Decided, trail: &Trail<'_>) -> (SmolStr, ToolResult) {
     // A name no tool has is not echoed back whole (it may be huge); a tool's own is
     // valid, so only a name no tool answered to is checked.
     let name = if trail.found || is_valid_tool_name(&name) {
@@ -98,7 +106,7 @@ pub(crate) fn conclude<'a>(
         SmolStr::from(clip(&name, MAX_QUOTED))
     };
     let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    finish(config, caller, id, name, result, started, trail)
+    (name, result)
 }
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one future,

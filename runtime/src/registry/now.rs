@@ -22,11 +22,11 @@ use crate::registry::Config;
 use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand, read_arguments};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
-    Decided, Ready, authorized, conclude, found, read, run_decided, start_with,
+    Decided, Ready, authorized, conclude, found, read, run_decided, settle, start_with,
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
-use crate::registry::record::Trail;
+use crate::registry::record::{Concluded, Trail, audit};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::time::Moment;
@@ -96,10 +96,23 @@ pub(crate) fn begin<'a>(
         }
         Err(payload) => Err(payload),
     };
-    let concluded = conclude(config, run.caller, id, name, decided, started, &mut trail);
-    if concluded.writing.is_none() {
-        return Poll::Ready(concluded.outcome);
-    }
+    let (name, result) = settle(name, decided, &trail);
+    let mut audited = audit(
+        config,
+        run.caller,
+        (&id, &name),
+        &result,
+        started,
+        &mut trail,
+    );
+    let Some(writing) = audited.writing.take() else {
+        // Made where it is returned: a call that ends here moves its outcome no further.
+        return Poll::Ready(audited.outcome(id, name, result, &mut trail));
+    };
+    let concluded = Concluded {
+        outcome: audited.outcome(id, name, result, &mut trail),
+        writing: Some(writing),
+    };
     wait_on(waiting, Box::pin(concluded.written()), context)
 }
 

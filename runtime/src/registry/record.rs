@@ -7,6 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -262,6 +263,54 @@ pub(crate) fn finish<'a>(
     started: Moment,
     trail: &mut Trail<'_>,
 ) -> Concluded<'a> {
+    let audited = audit(config, caller, (&call_id, &tool), &result, started, trail);
+    let outcome = audited.outcome(call_id, tool, result, trail);
+    Concluded {
+        outcome,
+        writing: audited.writing,
+    }
+}
+
+/// What auditing a call leaves: how long it took, and the writing of its record if that
+/// waits. The outcome is made from it apart (see [`Audited::outcome`]).
+pub(crate) struct Audited<'a> {
+    duration: Duration,
+    pub(crate) writing: Option<Writing<'a>>,
+}
+
+impl Audited<'_> {
+    /// The call's outcome. Apart from [`audit`], which only borrows the call: a caller that
+    /// returns the outcome at once makes it where it returns it, not once more before.
+    #[inline(always)]
+    pub(crate) fn outcome(
+        &self,
+        call_id: SmolStr,
+        tool: SmolStr,
+        result: ToolResult,
+        trail: &mut Trail<'_>,
+    ) -> ToolOutcome {
+        ToolOutcome {
+            call_id,
+            tool,
+            is_content: trail.content && result.is_ok(),
+            result,
+            duration: self.duration,
+            ui: trail.ui.take(),
+        }
+    }
+}
+
+/// Ends a call's record (`trail`) with its result: the event of its end published, and
+/// the record kept in the history or written to the sinks and store.
+#[inline]
+pub(crate) fn audit<'a>(
+    config: &'a Config,
+    caller: &Caller,
+    (call_id, tool): (&SmolStr, &SmolStr),
+    result: &ToolResult,
+    started: Moment,
+    trail: &mut Trail<'_>,
+) -> Audited<'a> {
     let ended = crate::time::now();
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
@@ -285,7 +334,7 @@ pub(crate) fn finish<'a>(
             time_ms: stamp.millis,
             decision: Cow::Borrowed(trail.decision),
             approver: trail.approver.take(),
-            outcome: match &result {
+            outcome: match result {
                 Ok(_) => Cow::Borrowed("ok"),
                 Err(error) => error.code.wire(),
             },
@@ -294,12 +343,12 @@ pub(crate) fn finish<'a>(
         let sinks_want = governance
             .sinks
             .iter()
-            .any(|sink| wants(sink.as_ref(), &tool));
+            .any(|sink| wants(sink.as_ref(), tool));
         let names = Names {
             caller: caller.id_text(),
             role: caller.role_text(),
-            tool: &tool,
-            call_id: &call_id,
+            tool,
+            call_id,
         };
         match &governance.history {
             Some(history) if !sinks_want => history.keep(facts, names, trail.take_arguments()),
@@ -309,15 +358,7 @@ pub(crate) fn finish<'a>(
             }
         }
     }
-    let outcome = ToolOutcome {
-        call_id,
-        tool,
-        is_content: trail.content && result.is_ok(),
-        result,
-        duration,
-        ui: trail.ui.take(),
-    };
-    Concluded { outcome, writing }
+    Audited { duration, writing }
 }
 
 /// Whether a sink wants a call's record (application code, contained: a sink that panics
