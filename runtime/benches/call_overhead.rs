@@ -1,11 +1,12 @@
 //! One small call — JSON text → typed arguments → function → JSON result — through toolgate's
 //! registry, through rmcp's `ToolRouter`, and hand-written (`serde_json::from_str` into a
 //! struct, a direct call, `serde_json::to_value`: the floor), for a two-integer tool (`add`)
-//! and a three-parameter one with strings and a list (`search`). Then a 1,000-call batch
-//! against a loop of single calls, what policy and audit cost, and `add` called from two
-//! threads at once (what calls on different cores cost each other). Every side runs in the
-//! same process, on the same runtime, in the same run; the overhead of a row is its time
-//! less the floor's.
+//! and a three-parameter one with strings and a list (`search`); toolgate's calls borrow
+//! their names as rmcp's request does, and a row of its own copies them. Then a 1,000-call
+//! batch against a loop of single calls, what policy and audit cost, and `add` called from
+//! two threads at once (what calls on different cores cost each other). Every side runs in
+//! the same process, on the same runtime, in the same run; the overhead of a row is its
+//! time less the floor's.
 //!
 //! `cargo bench -p toolgate --bench call_overhead`
 
