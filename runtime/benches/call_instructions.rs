@@ -76,7 +76,9 @@ enum Kind {
     Toolgate {
         history_off: bool,
     },
-    /// The default registry, the call's id and name copied into it.
+    /// The default registry, the call's id and name copied into it (a kind of its own, not
+    /// a flag of `Toolgate`: choosing how to make the call inside the loop would be counted
+    /// against every toolgate row, about 10 instructions a call).
     ToolgateNamesCopied,
     ToolgateBatch,
     McpRmcp,
