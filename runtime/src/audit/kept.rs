@@ -95,6 +95,36 @@ impl KeptArguments {
         }
     }
 
+    /// Takes in `arguments` in place of these: text over text is written into the same
+    /// place, not rewrapped (a rewrapped value is written in pieces and read back whole, a
+    /// stall on every call). The new text's reader is held before the old one is let go,
+    /// so a reader both use stays held; the old one is given back if no record uses it.
+    #[inline]
+    pub(crate) fn overwrite(
+        &mut self,
+        arguments: CallArguments<'_>,
+        readers: &mut Readers,
+    ) -> Option<Arc<dyn ReadBack>> {
+        let old_reader = match self {
+            KeptArguments::Text { reader, .. } => Some(*reader),
+            KeptArguments::Value(_) => None,
+        };
+        match (&mut *self, arguments) {
+            (
+                KeptArguments::Text { text, reader },
+                CallArguments::Text {
+                    text: new_text,
+                    reader: new_reader,
+                },
+            ) => {
+                *reader = readers.hold(new_reader);
+                *text = new_text;
+            }
+            (this, arguments) => *this = KeptArguments::kept(arguments, readers),
+        }
+        old_reader.and_then(|slot| readers.release(slot))
+    }
+
     pub(crate) fn to_value(&self, readers: &Readers) -> Value {
         match self {
             KeptArguments::Value(value) => value.clone(),
@@ -167,15 +197,18 @@ impl KeptRecord {
         }
     }
 
-    /// Takes the place of the record of `facts`, `names` and `arguments`; gives back what
-    /// this record held that is freed outside the history's lock.
+    /// Takes the place of the record of `facts`, `names` and `arguments`, written over this
+    /// one where it lies (what this record held alone is freed here). Gives back the
+    /// reader its text used when no record uses it any more: it may be the last reference
+    /// to its tool, and is dropped after the lock.
     #[inline]
     pub(crate) fn overwrite(
         &mut self,
         facts: Facts,
         names: Names<'_>,
-        arguments: KeptArguments,
-    ) -> (KeptArguments, Option<String>) {
+        arguments: CallArguments<'_>,
+        readers: &mut Readers,
+    ) -> Option<Arc<dyn ReadBack>> {
         let Facts {
             order,
             time_ms,
@@ -190,13 +223,12 @@ impl KeptRecord {
         kept.decision = decision;
         kept.outcome = outcome;
         kept.duration_ms = duration_ms;
+        kept.approver = approver;
         self.caller.clone_from(names.caller);
         self.role.clone_from(names.role);
         self.tool.clone_from(names.tool);
         self.call_id.clone_from(names.call_id);
-        let arguments = std::mem::replace(&mut self.arguments, arguments);
-        let approver = std::mem::replace(&mut kept.approver, approver);
-        (arguments, approver)
+        self.arguments.overwrite(arguments, readers)
     }
 
     /// The record, for reading (its text read back by `readers`, those of its part).

@@ -75,15 +75,16 @@ impl MemoryAuditStore {
 
     /// Keeps a record as the registry hands it over: its facts, names and arguments. Once a
     /// part is full, its oldest record is overwritten where it lies: a call in the steady
-    /// state allocates nothing here and moves no record.
+    /// state allocates nothing here and moves no record (what the old record held alone,
+    /// its text, is freed under the part's lock, which only readers contend for).
     pub(crate) fn keep(&self, facts: Facts, names: Names<'_>, arguments: CallArguments<'_>) {
         // No parts when no records are kept; else one per `part_count`.
         let Some(part) = self.parts.get(this_threads_part()) else {
             return;
         };
-        let evicted = lock(&part.0).keep(facts, names, arguments);
-        // What the evicted record held alone is freed after the lock is released.
-        drop(evicted);
+        let released = lock(&part.0).keep(facts, names, arguments);
+        // A reader let go may be its tool's last reference: dropped after the lock.
+        drop(released);
     }
 
     /// Reads the last `capacity` records of all parts, newest first (every part locked

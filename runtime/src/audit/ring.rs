@@ -6,10 +6,6 @@ use std::sync::Arc;
 use super::kept::{CallArguments, Facts, KeptArguments, KeptRecord, Names, ReadBack};
 use super::readers::Readers;
 
-/// What an overwritten record held that is not reused (its arguments and approver, and its
-/// reader once no record uses it): freed by the caller, after the lock.
-pub(crate) type Evicted = (KeptArguments, Option<String>, Option<Arc<dyn ReadBack>>);
-
 /// Records in the order they came, wrapped around once full.
 #[derive(Debug)]
 pub(crate) struct Ring {
@@ -33,35 +29,32 @@ impl Ring {
         }
     }
 
-    /// Keeps the record of `facts`, `names` and `arguments`; once full, in the place of the
-    /// oldest record, whose leftovers are handed back.
+    /// Keeps the record of `facts`, `names` and `arguments`; once full, written over the
+    /// oldest record where it lies. Gives back a reader no record uses any more, to be
+    /// dropped after the lock.
     #[inline]
     pub(crate) fn keep(
         &mut self,
         facts: Facts,
         names: Names<'_>,
         arguments: CallArguments<'_>,
-    ) -> Option<Evicted> {
+    ) -> Option<Arc<dyn ReadBack>> {
         if self.capacity == 0 {
             return None;
         }
-        let arguments = KeptArguments::kept(arguments, &mut self.readers);
         if self.records.len() < self.capacity {
+            let arguments = KeptArguments::kept(arguments, &mut self.readers);
             self.records.push(KeptRecord::new(facts, names, arguments));
             return None;
         }
         let oldest = self.records.get_mut(self.oldest)?;
-        let (arguments, approver) = oldest.overwrite(facts, names, arguments);
+        let released = oldest.overwrite(facts, names, arguments, &mut self.readers);
         // Wrapped by a comparison, not a remainder: a division costs tens of cycles.
         self.oldest += 1;
         if self.oldest == self.records.len() {
             self.oldest = 0;
         }
-        let reader = match &arguments {
-            KeptArguments::Text { reader, .. } => self.readers.release(*reader),
-            KeptArguments::Value(_) => None,
-        };
-        Some((arguments, approver, reader))
+        released
     }
 
     /// The records, newest first.
@@ -109,12 +102,13 @@ mod tests {
     fn filled(count: usize) -> Ring {
         let mut ring = Ring::new(3);
         for n in 0..count {
-            let evicted = ring.keep(
+            let released = ring.keep(
                 record(),
                 names(&n.to_string().into()),
                 CallArguments::default(),
             );
-            assert_eq!(evicted.is_some(), n >= 3, "record {n}");
+            assert!(released.is_none(), "no reader to let go (record {n})");
+            assert_eq!(ring.records.len(), (n + 1).min(3), "record {n}");
         }
         ring
     }
@@ -152,7 +146,7 @@ mod tests {
         };
         assert!(
             ring.keep(record(), names, CallArguments::default())
-                .is_some()
+                .is_none()
         );
         let newest = ring.newest_first().next().unwrap();
         let kept = [&newest.caller, &newest.role, &newest.tool, &newest.call_id];
@@ -185,27 +179,70 @@ mod tests {
         let newest = ring.newest_first().next().unwrap();
         assert_eq!(newest.arguments.to_value(ring.readers()), "TWO");
 
-        let value = || CallArguments::Value(serde_json::json!({"n": 1}));
-        let (_, _, reader) = ring.keep(record(), names(&"3".into()), value()).unwrap();
-        assert!(reader.is_none(), "record 2 still reads with it");
+        // Text over text: written in place, the reader still held by both.
+        let released = ring.keep(record(), names(&"3".into()), text("three"));
+        assert!(released.is_none(), "records 2 and 3 read with it");
         assert_eq!(Arc::strong_count(&shout), 2);
-        let (evicted, _, reader) = ring.keep(record(), names(&"4".into()), value()).unwrap();
-        assert!(matches!(evicted, KeptArguments::Text { .. }));
+        assert_eq!(ring.readers().len(), 1);
+        assert_eq!(
+            ring.newest_first()
+                .next()
+                .unwrap()
+                .arguments
+                .to_value(ring.readers()),
+            "THREE"
+        );
+
+        let value = || CallArguments::Value(serde_json::json!({"n": 1}));
+        let released = ring.keep(record(), names(&"4".into()), value());
+        assert!(released.is_none(), "record 3 still reads with it");
+        assert_eq!(Arc::strong_count(&shout), 2);
+        let released = ring.keep(record(), names(&"5".into()), value());
         assert!(
-            reader.is_some(),
+            released.is_some(),
             "the last record that read with it is gone"
         );
-        drop(reader);
+        drop(released);
         assert_eq!(Arc::strong_count(&shout), 1);
         assert_eq!(ring.readers().len(), 0);
+        let newest = ring.newest_first().next().unwrap();
+        assert_eq!(
+            newest.arguments.to_value(ring.readers()),
+            serde_json::json!({"n": 1})
+        );
 
-        // Held again when a text comes back.
+        // Held again when a text comes back over a value.
         assert!(
-            ring.keep(record(), names(&"5".into()), text("five"))
-                .is_some()
+            ring.keep(record(), names(&"6".into()), text("six"))
+                .is_none()
         );
         assert_eq!(Arc::strong_count(&shout), 2);
         let newest = ring.newest_first().next().unwrap();
-        assert_eq!(newest.arguments.to_value(ring.readers()), "FIVE");
+        assert_eq!(newest.arguments.to_value(ring.readers()), "SIX");
+        let ids: Vec<String> = ids(&ring);
+        assert_eq!(ids, ["6", "5"]);
+    }
+
+    #[test]
+    fn text_over_text_of_another_reader_lets_the_old_one_go() {
+        let shout = Arc::new(crate::audit::readers::Shout);
+        let other = Arc::new(crate::audit::readers::Shout);
+        let mut ring = Ring::new(1);
+        let text = |text: &str, reader| CallArguments::Text {
+            text: text.to_owned(),
+            reader,
+        };
+        assert!(
+            ring.keep(record(), names(&"1".into()), text("one", &shout))
+                .is_none()
+        );
+        let released = ring.keep(record(), names(&"2".into()), text("two", &other));
+        assert!(released.is_some(), "no record reads with the first reader");
+        drop(released);
+        assert_eq!(Arc::strong_count(&shout), 1);
+        assert_eq!(Arc::strong_count(&other), 2);
+        assert_eq!(ring.readers().len(), 1);
+        let newest = ring.newest_first().next().unwrap();
+        assert_eq!(newest.arguments.to_value(ring.readers()), "TWO");
     }
 }
