@@ -147,7 +147,7 @@ async fn joined(
         while waiting.len() < limit
             && let Some((index, call)) = next.next()
         {
-            let call = InBatch {
+            let mut call = InBatch {
                 run,
                 snapshot,
                 call,

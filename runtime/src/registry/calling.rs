@@ -1,5 +1,9 @@
 //! A call's future: the call runs at once in its first poll where it can ([`now`]), and
 //! only the rest of one that waits is a future of its own, boxed.
+//!
+//! The call stays where the future holds it, and is read there: taking it out whole in the
+//! first poll would copy it right after it was written, which stalls the processor (the
+//! copy reads in wider pieces than the writes were made in).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,10 +22,11 @@ use crate::registry::snapshot::Snapshot;
 use crate::registry::{CallOptions, Registry};
 
 /// What a call does in its first poll: runs as far as it goes, to its outcome, or to a
-/// continuation in `waiting`, polled once already.
+/// continuation in `waiting`, polled once already. Called once: it takes out of `self` what
+/// it keeps, and what is left is dropped with the future.
 pub(crate) trait Begin<'a> {
     fn begin(
-        self,
+        &mut self,
         context: &mut Context<'_>,
         waiting: &mut Option<Continuation<'a>>,
     ) -> Poll<ToolOutcome>;
@@ -29,7 +34,8 @@ pub(crate) trait Begin<'a> {
 
 /// A call's future: [`Begin`] in its first poll, then the continuation, if any.
 pub(crate) struct Calling<'a, B> {
-    begin: Option<B>,
+    begin: B,
+    begun: bool,
     waiting: Option<Continuation<'a>>,
 }
 
@@ -37,7 +43,8 @@ impl<'a, B: Begin<'a> + Unpin> Calling<'a, B> {
     /// A call that begins when first polled.
     pub(crate) fn new(begin: B) -> Self {
         Calling {
-            begin: Some(begin),
+            begin,
+            begun: false,
             waiting: None,
         }
     }
@@ -48,9 +55,10 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<ToolOutcome> {
         let this = self.get_mut();
-        if let Some(begin) = this.begin.take() {
+        if !this.begun {
+            this.begun = true;
             // The outcome of a call that ends here is written where this poll's goes.
-            return begin.begin(context, &mut this.waiting);
+            return this.begin.begin(context, &mut this.waiting);
         }
         match &mut this.waiting {
             Some(waiting) => waiting.as_mut().poll(context),
@@ -73,7 +81,7 @@ impl<'a> Begin<'a> for Single<'a> {
     // Inlined: the outcome it gives is large, and a call boundary would copy it once more.
     #[inline]
     fn begin(
-        self,
+        &mut self,
         context: &mut Context<'_>,
         waiting: &mut Option<Continuation<'a>>,
     ) -> Poll<ToolOutcome> {
@@ -83,16 +91,17 @@ impl<'a> Begin<'a> for Single<'a> {
             call,
             options,
         } = self;
+        let (registry, caller) = (*registry, *caller);
         let config = &registry.inner.config;
         let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
         if !now::immediate_in(config, dry_run) {
-            let fully = Box::pin(registry.call_fully(caller, call, options));
+            let fully = Box::pin(registry.call_fully(caller, take_call(call), options.take()));
             return wait_on(waiting, fully, context);
         }
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
         let snapshot = registry.inner.snapshot.load();
-        match &options {
+        match &*options {
             None => {
                 let run = registry.run_for(caller, None);
                 let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
@@ -172,7 +181,7 @@ pub(crate) struct InBatch<'a> {
 impl<'a> Begin<'a> for InBatch<'a> {
     #[inline]
     fn begin(
-        self,
+        &mut self,
         context: &mut Context<'_>,
         waiting: &mut Option<Continuation<'a>>,
     ) -> Poll<ToolOutcome> {
@@ -181,10 +190,21 @@ impl<'a> Begin<'a> for InBatch<'a> {
             snapshot,
             call,
         } = self;
+        let (run, snapshot) = (*run, *snapshot);
         if !now::immediate(run) {
-            return wait_on(waiting, Box::pin(execute(run, snapshot, call)), context);
+            let fully = Box::pin(execute(run, snapshot, take_call(call)));
+            return wait_on(waiting, fully, context);
         }
         let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
         now::begin(*run, run.config, snapshot, call, context, go_on, waiting)
+    }
+}
+
+/// The call, taken out of where it is held (what is left there is empty).
+fn take_call(call: &mut ToolCall) -> ToolCall {
+    ToolCall {
+        id: std::mem::take(&mut call.id),
+        name: std::mem::take(&mut call.name),
+        arguments: now::take_arguments(&mut call.arguments),
     }
 }

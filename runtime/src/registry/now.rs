@@ -5,6 +5,7 @@
 //! before the run, a dry run, a span) take the full path ([`execute`]).
 
 use std::future::Future;
+use std::mem::take;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -61,11 +62,14 @@ pub(crate) struct Rest {
 ///
 /// The outcome is returned as the poll's own, not wrapped: a call that ends here is copied
 /// once on its way out, not once per layer.
+///
+/// The call is read where it is held, and its parts taken out only once the tool has run
+/// (see [`calling`](super::calling)); what is left of it is empty.
 pub(crate) fn begin<'a>(
     run: Run<'_>,
     config: &'a Config,
     snapshot: &Snapshot,
-    call: ToolCall,
+    call: &mut ToolCall,
     context: &mut Context<'_>,
     go_on: impl FnOnce(Rest) -> Continuation<'a>,
     waiting: &mut Option<Continuation<'a>>,
@@ -80,14 +84,14 @@ pub(crate) fn begin<'a>(
     let mut trail = Trail::of(run.run_id);
     // Application code on the way (a tool's reading of its arguments, the policy) is
     // contained as on the full path.
-    let attempt = |trail: &mut _| attempt(&run, snapshot, &id, &name, arguments, trail, context);
+    let mut attempt = |trail: &mut _| attempt(&run, snapshot, id, name, arguments, trail, context);
     let decided = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail))) {
         Ok(Attempt::Ended(result)) => Ok(result),
         Ok(Attempt::Waits(waits)) => {
             let trail = trail.detached();
             let rest = Rest {
-                id,
-                name,
+                id: take(id),
+                name: take(name),
                 started,
                 trail,
                 waits,
@@ -96,24 +100,29 @@ pub(crate) fn begin<'a>(
         }
         Err(payload) => Err(payload),
     };
-    let (name, result) = settle(name, decided, &trail);
+    let (name, result) = settle(take(name), decided, &trail);
     let mut audited = audit(
         config,
         run.caller,
-        (&id, &name),
+        (id, &name),
         &result,
         started,
         &mut trail,
     );
     let Some(writing) = audited.writing.take() else {
         // Made where it is returned: a call that ends here moves its outcome no further.
-        return Poll::Ready(audited.outcome(id, name, result, &mut trail));
+        return Poll::Ready(audited.outcome(take(id), name, result, &mut trail));
     };
     let concluded = Concluded {
-        outcome: audited.outcome(id, name, result, &mut trail),
+        outcome: audited.outcome(take(id), name, result, &mut trail),
         writing: Some(writing),
     };
     wait_on(waiting, Box::pin(concluded.written()), context)
+}
+
+/// The arguments, taken out of where they are held (what is left there is none).
+pub(crate) fn take_arguments(arguments: &mut ToolArguments) -> ToolArguments {
+    std::mem::replace(arguments, ToolArguments::Text(String::new()))
 }
 
 /// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before
@@ -164,7 +173,7 @@ fn attempt<'s>(
     snapshot: &'s Snapshot,
     id: &str,
     name: &str,
-    arguments: ToolArguments,
+    arguments: &mut ToolArguments,
     trail: &mut Trail<'s>,
     context: &mut Context<'_>,
 ) -> Attempt {
@@ -176,10 +185,10 @@ fn attempt<'s>(
     let read = match in_place(run, entry, id, arguments, trail) {
         InPlace::Ran(arguments, result) => return ended(run, entry, arguments, result, trail),
         InPlace::Stopped(arguments, decided) => Ok((arguments, None, Some(*decided))),
-        InPlace::No(arguments) => read(run, entry, id, arguments, trail)
+        InPlace::No => read(run, entry, id, take_arguments(arguments), trail)
             .map(|(arguments, started)| (arguments, started, None)),
         // The exact reader refused them already: the checked path reads them and says why.
-        InPlace::Unread(arguments) => read_arguments(run.config, entry, arguments, trail)
+        InPlace::Unread => read_arguments(run.config, entry, take_arguments(arguments), trail)
             .map(|value| (Checked::Value(value), None, None)),
     };
     let (arguments, started, decided) = match read {
@@ -264,12 +273,13 @@ fn ended<'e>(
     Attempt::Ended(result)
 }
 
-/// How far a tool that runs in place got.
+/// How far a tool that runs in place got (the arguments left where they are held where it
+/// did not run).
 enum InPlace {
     /// Not at all: it has no way to run in place (or was not asked whether it may run).
-    No(ToolArguments),
+    No,
     /// Not at all: its exact reader could not read the arguments.
-    Unread(ToolArguments),
+    Unread,
     /// Its arguments read, and not allowed to run now: what authorization decided (boxed:
     /// rare, and large enough to make every call move more).
     Stopped(Checked, Box<Authorization>),
@@ -284,14 +294,14 @@ fn in_place(
     run: &Run<'_>,
     entry: &Arc<Entry>,
     id: &str,
-    mut arguments: ToolArguments,
+    arguments: &mut ToolArguments,
     trail: &mut Trail<'_>,
 ) -> InPlace {
-    let Some((exact, input)) = exact_input(run.config, entry, &mut arguments, false) else {
-        return InPlace::No(arguments);
+    let Some((exact, input)) = exact_input(run.config, entry, arguments, false) else {
+        return InPlace::No;
     };
     let Some(invoke) = exact.now else {
-        return InPlace::No(arguments);
+        return InPlace::No;
     };
     let asking = run.asking(entry, id);
     let mut stopped = None;
@@ -310,11 +320,15 @@ fn in_place(
         invoke(context, input, &mut may_run)
     });
     match (now, stopped) {
-        (Now::Ran(finished), _) => InPlace::Ran(checked(arguments), ran(entry, finished)),
-        (Now::NotRun, Some(authorization)) => InPlace::Stopped(checked(arguments), authorization),
-        (Now::Unread, _) => InPlace::Unread(arguments),
+        (Now::Ran(finished), _) => {
+            InPlace::Ran(checked(take_arguments(arguments)), ran(entry, finished))
+        }
+        (Now::NotRun, Some(authorization)) => {
+            InPlace::Stopped(checked(take_arguments(arguments)), authorization)
+        }
+        (Now::Unread, _) => InPlace::Unread,
         // Not run without being asked: the usual path reads and decides.
-        (Now::NotRun, None) => InPlace::No(arguments),
+        (Now::NotRun, None) => InPlace::No,
     }
 }
 
