@@ -142,7 +142,7 @@ pub(crate) fn read_exact(
     let Some(future) = future else {
         return Err(arguments);
     };
-    Ok((checked(arguments), Started { future, token }))
+    Ok((checked(&mut arguments), Started { future, token }))
 }
 
 /// The arguments as the tool's exact reader takes them (a value normalized first), where the
@@ -175,12 +175,13 @@ pub(crate) fn exact_input<'a>(
     Some((exact, input))
 }
 
-/// Arguments an exact reader has read, as checked ones.
+/// Arguments an exact reader has read, as checked ones: taken out of where they are held
+/// (what is left there is empty).
 #[inline]
-pub(crate) fn checked(arguments: ToolArguments) -> Checked {
+pub(crate) fn checked(arguments: &mut ToolArguments) -> Checked {
     match arguments {
-        ToolArguments::Text(text) => Checked::Text(text),
-        ToolArguments::Value(value) => Checked::Value(value),
+        ToolArguments::Text(text) => Checked::Text(std::mem::take(text)),
+        ToolArguments::Value(value) => Checked::Value(value.take()),
         ToolArguments::Bytes(_) => unreachable!("bytes are read the checked way"),
     }
 }

@@ -183,8 +183,14 @@ fn attempt<'s>(
     };
     // Read (and decided, where a tool that runs in place asked); else read here.
     let read = match in_place(run, entry, id, arguments, trail) {
-        InPlace::Ran(arguments, result) => return ended(run, entry, arguments, result, trail),
-        InPlace::Stopped(arguments, decided) => Ok((arguments, None, Some(*decided))),
+        InPlace::Ran(result) => {
+            // Taken where they are held, at the last moment: see `calling`.
+            if run.config.governance.audits() {
+                trail.keep(checked(arguments), entry);
+            }
+            return Attempt::Ended(result);
+        }
+        InPlace::Stopped(decided) => Ok((checked(arguments), None, Some(*decided))),
         InPlace::No => read(run, entry, id, take_arguments(arguments), trail)
             .map(|(arguments, started)| (arguments, started, None)),
         // The exact reader refused them already: the checked path reads them and says why.
@@ -273,8 +279,7 @@ fn ended<'e>(
     Attempt::Ended(result)
 }
 
-/// How far a tool that runs in place got (the arguments left where they are held where it
-/// did not run).
+/// How far a tool that runs in place got (its arguments left where they are held).
 enum InPlace {
     /// Not at all: it has no way to run in place (or was not asked whether it may run).
     No,
@@ -282,9 +287,9 @@ enum InPlace {
     Unread,
     /// Its arguments read, and not allowed to run now: what authorization decided (boxed:
     /// rare, and large enough to make every call move more).
-    Stopped(Checked, Box<Authorization>),
+    Stopped(Box<Authorization>),
     /// Run, authorized, with what it gave.
-    Ran(Checked, ToolResult),
+    Ran(ToolResult),
 }
 
 /// Reads the arguments straight into the parameters of a tool that finishes when first
@@ -320,12 +325,8 @@ fn in_place(
         invoke(context, input, &mut may_run)
     });
     match (now, stopped) {
-        (Now::Ran(finished), _) => {
-            InPlace::Ran(checked(take_arguments(arguments)), ran(entry, finished))
-        }
-        (Now::NotRun, Some(authorization)) => {
-            InPlace::Stopped(checked(take_arguments(arguments)), authorization)
-        }
+        (Now::Ran(finished), _) => InPlace::Ran(ran(entry, finished)),
+        (Now::NotRun, Some(authorization)) => InPlace::Stopped(authorization),
         (Now::Unread, _) => InPlace::Unread,
         // Not run without being asked: the usual path reads and decides.
         (Now::NotRun, None) => InPlace::No,
