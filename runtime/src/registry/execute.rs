@@ -98,15 +98,20 @@ pub(crate) fn conclude<'a>(
 /// way where there was one).
 #[inline(always)]
 pub(crate) fn settle(name: SmolStr, decided: Decided, trail: &Trail<'_>) -> (SmolStr, ToolResult) {
-    // A name no tool has is not echoed back whole (it may be huge); a tool's own is
-    // valid, so only a name no tool answered to is checked.
-    let name = if trail.found || is_valid_tool_name(&name) {
+    let name = settled_name(name, trail);
+    let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
+    (name, result)
+}
+
+/// The name an outcome gives back: a name no tool has is not echoed back whole (it may be
+/// huge); a tool's own is valid, so only a name no tool answered to is checked.
+#[inline(always)]
+pub(crate) fn settled_name(name: SmolStr, trail: &Trail<'_>) -> SmolStr {
+    if trail.found || is_valid_tool_name(&name) {
         name
     } else {
         SmolStr::from(clip(&name, MAX_QUOTED))
-    };
-    let result = decided.unwrap_or_else(|payload| Err(failed_on_the_way(&name, payload)));
-    (name, result)
+    }
 }
 
 /// Finds the tool, reads the arguments, authorizes the call and runs it (one future,
@@ -285,6 +290,6 @@ pub(crate) fn read<'s>(
 }
 
 /// Application code on the call's path (a store, a limit) panicked.
-fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
+pub(crate) fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
     contained_panic(tool, payload, "the call")
 }

@@ -23,7 +23,8 @@ use crate::registry::Config;
 use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand, read_arguments};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
-    Decided, Ready, authorized, conclude, found, read, run_decided, settle, start_with,
+    Decided, Ready, authorized, conclude, failed_on_the_way, found, read, run_decided,
+    settled_name, start_with,
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, wait};
@@ -82,12 +83,18 @@ pub(crate) fn begin<'a>(
     } = call;
     let started = crate::time::now();
     let mut trail = Trail::of(run.run_id);
+    // Where the result is written once, and read from only when the outcome is made (see
+    // `calling`: a result handed back through each step would be copied right after it
+    // was written, at every step).
+    let mut ended = None;
     // Application code on the way (a tool's reading of its arguments, the policy) is
     // contained as on the full path.
-    let mut attempt = |trail: &mut _| attempt(&run, snapshot, id, name, arguments, trail, context);
-    let decided = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail))) {
-        Ok(Attempt::Ended(result)) => Ok(result),
-        Ok(Attempt::Waits(waits)) => {
+    let mut attempt = |trail: &mut _, ended: &mut _| {
+        attempt(&run, snapshot, id, name, arguments, trail, ended, context)
+    };
+    let on_the_way = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail, &mut ended))) {
+        Ok(None) => None,
+        Ok(Some(waits)) => {
             let trail = trail.detached();
             let rest = Rest {
                 id: take(id),
@@ -98,17 +105,20 @@ pub(crate) fn begin<'a>(
             };
             return wait_on(waiting, go_on(rest), context);
         }
-        Err(payload) => Err(payload),
+        Err(payload) => Some(payload),
     };
-    let (name, result) = settle(take(name), decided, &trail);
-    let mut audited = audit(
-        config,
-        run.caller,
-        (id, &name),
-        &result,
-        started,
-        &mut trail,
-    );
+    let name = settled_name(take(name), &trail);
+    if let Some(payload) = on_the_way {
+        ended = Some(Err(failed_on_the_way(&name, payload)));
+    }
+    let Some(result) = &ended else {
+        unreachable!("an attempt that neither waits nor panics writes its result");
+    };
+    let mut audited = audit(config, run.caller, (id, &name), result, started, &mut trail);
+    // Moved out only now, to where the outcome is made.
+    let result = ended
+        .take()
+        .unwrap_or_else(|| unreachable!("it was written"));
     let Some(writing) = audited.writing.take() else {
         // Made where it is returned: a call that ends here moves its outcome no further.
         return Poll::Ready(audited.outcome(take(id), name, result, &mut trail));
@@ -141,12 +151,6 @@ pub(crate) fn immediate_in(config: &Config, dry_run: bool) -> bool {
         && !tracing::enabled!(tracing::Level::DEBUG)
 }
 
-/// How far the call got.
-enum Attempt {
-    Ended(ToolResult),
-    Waits(Waits),
-}
-
 /// Where a call waits, with what it needs to go on (its tool's entry held, not borrowed:
 /// the snapshot it was found in may be gone by then).
 enum Waits {
@@ -168,6 +172,8 @@ enum Waits {
 
 /// Finds the tool, reads the arguments and authorizes the call (running a tool that
 /// finishes when first polled in place), then runs it: as far as it goes without waiting.
+/// A call that ends has its result written in `ended`; one that waits says what for.
+#[allow(clippy::too_many_arguments)] // the call's parts, borrowed where they are held
 fn attempt<'s>(
     run: &Run<'_>,
     snapshot: &'s Snapshot,
@@ -175,20 +181,21 @@ fn attempt<'s>(
     name: &str,
     arguments: &mut ToolArguments,
     trail: &mut Trail<'s>,
+    ended: &mut Option<ToolResult>,
     context: &mut Context<'_>,
-) -> Attempt {
+) -> Option<Waits> {
     let entry = match found(run, snapshot, name, trail) {
         Ok(entry) => entry,
-        Err(error) => return Attempt::Ended(Err(error)),
+        Err(error) => return end(ended, Err(error)),
     };
     // Read (and decided, where a tool that runs in place asked); else read here.
-    let read = match in_place(run, entry, id, arguments, trail) {
-        InPlace::Ran(result) => {
+    let read = match in_place(run, entry, id, arguments, trail, ended) {
+        InPlace::Ran => {
             // Taken where they are held, at the last moment: see `calling`.
             if run.config.governance.audits() {
                 trail.keep(checked(arguments), entry);
             }
-            return Attempt::Ended(result);
+            return None;
         }
         InPlace::Stopped(decided) => Ok((checked(arguments), None, Some(*decided))),
         InPlace::No => read(run, entry, id, take_arguments(arguments), trail)
@@ -199,7 +206,7 @@ fn attempt<'s>(
     };
     let (arguments, started, decided) = match read {
         Ok(read) => read,
-        Err(error) => return Attempt::Ended(Err(error)),
+        Err(error) => return end(ended, Err(error)),
     };
     let authorization =
         decided.unwrap_or_else(|| authorize(&run.asking(entry, id), arguments.view(), false));
@@ -207,7 +214,7 @@ fn attempt<'s>(
         Authorization::Decided(verdict, authorized) => (verdict, authorized),
         Authorization::Approval(reason) => {
             let entry = Arc::clone(entry);
-            return Attempt::Waits(Waits::Approval {
+            return Some(Waits::Approval {
                 entry,
                 arguments,
                 started,
@@ -222,10 +229,16 @@ fn attempt<'s>(
                 edited,
                 started,
             };
-            poll_once(run, entry, id, cleared, trail, context)
+            poll_once(run, entry, id, cleared, trail, ended, context)
         }
-        Err(result) => ended(run, entry, arguments, result, trail),
+        Err(result) => finished(run, entry, arguments, result, ended, trail),
     }
+}
+
+/// The call's end, with `result` (written in `ended`).
+fn end(ended: &mut Option<ToolResult>, result: ToolResult) -> Option<Waits> {
+    *ended = Some(result);
+    None
 }
 
 /// A call allowed to run: its arguments (as an approver edited them, if one did), and its
@@ -243,8 +256,9 @@ fn poll_once<'e>(
     id: &str,
     cleared: Cleared,
     trail: &mut Trail<'e>,
+    ended: &mut Option<ToolResult>,
     context: &mut Context<'_>,
-) -> Attempt {
+) -> Option<Waits> {
     let Cleared {
         arguments,
         edited,
@@ -254,8 +268,8 @@ fn poll_once<'e>(
     let Started { future, token } = start.started(run.config, entry, &run.running(id));
     let mut tool = contain_tool(entry, future);
     match tool.poll_unpin(context) {
-        Poll::Ready(finished) => ended(run, entry, arguments, ran(entry, finished), trail),
-        Poll::Pending => Attempt::Waits(Waits::Tool {
+        Poll::Ready(done) => finished(run, entry, arguments, ran(entry, done), ended, trail),
+        Poll::Pending => Some(Waits::Tool {
             entry: Arc::clone(entry),
             arguments,
             tool: tool.into_inner(),
@@ -264,19 +278,20 @@ fn poll_once<'e>(
     }
 }
 
-/// The call's end: its arguments kept for its record.
+/// The call's end, with `result` (written in `ended`): its arguments kept for its record.
 #[inline]
-fn ended<'e>(
+fn finished<'e>(
     run: &Run<'_>,
     entry: &'e Arc<Entry>,
     arguments: Checked,
     result: ToolResult,
+    ended: &mut Option<ToolResult>,
     trail: &mut Trail<'e>,
-) -> Attempt {
+) -> Option<Waits> {
     if run.config.governance.audits() {
         trail.keep(arguments, entry);
     }
-    Attempt::Ended(result)
+    end(ended, result)
 }
 
 /// How far a tool that runs in place got (its arguments left where they are held).
@@ -288,8 +303,8 @@ enum InPlace {
     /// Its arguments read, and not allowed to run now: what authorization decided (boxed:
     /// rare, and large enough to make every call move more).
     Stopped(Box<Authorization>),
-    /// Run, authorized, with what it gave.
-    Ran(ToolResult),
+    /// Run, authorized: what it gave is written in `ended`.
+    Ran,
 }
 
 /// Reads the arguments straight into the parameters of a tool that finishes when first
@@ -301,6 +316,7 @@ fn in_place(
     id: &str,
     arguments: &mut ToolArguments,
     trail: &mut Trail<'_>,
+    ended: &mut Option<ToolResult>,
 ) -> InPlace {
     let Some((exact, input)) = exact_input(run.config, entry, arguments, false) else {
         return InPlace::No;
@@ -325,7 +341,10 @@ fn in_place(
         invoke(context, input, &mut may_run)
     });
     match (now, stopped) {
-        (Now::Ran(finished), _) => InPlace::Ran(ran(entry, finished)),
+        (Now::Ran(done), _) => {
+            *ended = Some(ran(entry, done));
+            InPlace::Ran
+        }
         (Now::NotRun, Some(authorization)) => InPlace::Stopped(authorization),
         (Now::Unread, _) => InPlace::Unread,
         // Not run without being asked: the usual path reads and decides.
