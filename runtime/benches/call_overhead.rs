@@ -65,8 +65,7 @@ impl Sides<'_> {
                 .iter(|| async { black_box(self.rmcp.call(tool, black_box(arguments)).await) })
         });
         let row = Row {
-            runtime,
-            caller: self.caller,
+            sides: self,
             tool,
             arguments,
         };
@@ -91,8 +90,7 @@ impl Sides<'_> {
 
 /// What toolgate's single-call rows of a tool share.
 struct Row<'a> {
-    runtime: &'a tokio::runtime::Runtime,
-    caller: &'a Caller,
+    sides: &'a Sides<'a>,
     tool: &'static str,
     arguments: &'static str,
 }
@@ -107,11 +105,11 @@ impl Row<'_> {
         make_call: impl Fn(&'static str, &str) -> ToolCall,
     ) {
         let Row {
-            runtime,
-            caller,
+            sides,
             tool,
             arguments,
         } = *self;
+        let (runtime, caller) = (sides.runtime, sides.caller);
         group.bench_function(name, |b| {
             b.to_async(runtime).iter(|| async {
                 let call = make_call(tool, black_box(arguments));

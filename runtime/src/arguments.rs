@@ -72,6 +72,13 @@ impl Default for ArgumentLimits {
 }
 
 impl ToolArguments {
+    /// The arguments, taken out of where they are held (what is left there reads as no
+    /// arguments).
+    #[inline]
+    pub(crate) fn take(&mut self) -> ToolArguments {
+        std::mem::replace(self, ToolArguments::Text(String::new()))
+    }
+
     /// The arguments as JSON text, as a model would have written them.
     pub(crate) fn to_json_text(&self) -> String {
         match self {

@@ -58,6 +58,16 @@ impl ToolCall {
             arguments: arguments.into(),
         }
     }
+
+    /// The call, taken out of where it is held (what is left there is empty).
+    #[inline]
+    pub(crate) fn take(&mut self) -> ToolCall {
+        ToolCall {
+            id: std::mem::take(&mut self.id),
+            name: std::mem::take(&mut self.name),
+            arguments: self.arguments.take(),
+        }
+    }
 }
 
 /// The result of one call: always produced, one per call, whatever happened.

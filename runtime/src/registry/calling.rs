@@ -95,7 +95,7 @@ impl<'a> Begin<'a> for Single<'a> {
         let config = &registry.inner.config;
         let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
         if !now::immediate_in(config, dry_run) {
-            let fully = Box::pin(registry.call_fully(caller, take_call(call), options.take()));
+            let fully = Box::pin(registry.call_fully(caller, call.take(), options.take()));
             return wait_on(waiting, fully, context);
         }
         // A guard, not a counted reference: every core counting the one snapshot's references
@@ -192,19 +192,10 @@ impl<'a> Begin<'a> for InBatch<'a> {
         } = self;
         let (run, snapshot) = (*run, *snapshot);
         if !now::immediate(run) {
-            let fully = Box::pin(execute(run, snapshot, take_call(call)));
+            let fully = Box::pin(execute(run, snapshot, call.take()));
             return wait_on(waiting, fully, context);
         }
         let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
         now::begin(*run, run.config, snapshot, call, context, go_on, waiting)
-    }
-}
-
-/// The call, taken out of where it is held (what is left there is empty).
-fn take_call(call: &mut ToolCall) -> ToolCall {
-    ToolCall {
-        id: std::mem::take(&mut call.id),
-        name: std::mem::take(&mut call.name),
-        arguments: now::take_arguments(&mut call.arguments),
     }
 }

@@ -134,12 +134,6 @@ pub(crate) fn begin<'a>(
     wait_on(waiting, Box::pin(concluded.written()), context)
 }
 
-/// The arguments, taken out of where they are held (what is left there reads as no
-/// arguments).
-pub(crate) fn take_arguments(arguments: &mut ToolArguments) -> ToolArguments {
-    std::mem::replace(arguments, ToolArguments::Text(String::new()))
-}
-
 /// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before
 /// a call is looked at, so that a call whose path waits is begun in full, untouched).
 pub(crate) fn immediate(run: &Run<'_>) -> bool {
@@ -203,10 +197,10 @@ fn attempt<'s>(
             return None;
         }
         InPlace::Stopped(decided) => Ok((checked(arguments), None, Some(*decided))),
-        InPlace::No => read(run, entry, id, take_arguments(arguments), trail)
+        InPlace::No => read(run, entry, id, arguments.take(), trail)
             .map(|(arguments, started)| (arguments, started, None)),
         // The exact reader refused them already: the checked path reads them and says why.
-        InPlace::Unread => read_arguments(run.config, entry, take_arguments(arguments), trail)
+        InPlace::Unread => read_arguments(run.config, entry, arguments.take(), trail)
             .map(|value| (Checked::Value(value), None, None)),
     };
     let (arguments, started, decided) = match read {
