@@ -468,6 +468,17 @@ async fn bodies_that_are_not_declared_json_are_refused_so_no_site_can_forge_them
             let body: Value = response.json().await.unwrap();
             assert_eq!(body["error"]["code"], "unsupported_media_type");
         }
+        // Who is calling is settled first: a stranger learns nothing about the body.
+        let response = server
+            .client
+            .post(format!("{}{path}", server.base))
+            .bearer_auth("stolen-token")
+            .header("content-type", "text/plain")
+            .body(call.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
     }
     let response = server
         .client

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
@@ -13,6 +13,7 @@ use http_body_util::LengthLimitError;
 
 use crate::caller::Caller;
 use crate::http::Shared;
+use crate::http::auth::AuthError;
 use crate::http::errors::ApiError;
 
 /// The caller of the request, as the application's [`Authenticate`](super::Authenticate)
@@ -23,20 +24,19 @@ impl FromRequestParts<Arc<Shared>> for Authenticated {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
-        shared
-            .auth
-            .authenticate(parts)
-            .await
-            .map(Authenticated)
-            .map_err(|error| {
-                let code = if error.status == StatusCode::FORBIDDEN {
-                    "forbidden"
-                } else {
-                    "unauthenticated"
-                };
-                ApiError::new(error.status, code, error.message)
-            })
+        let identified = shared.auth.authenticate(parts).await;
+        identified.map(Authenticated).map_err(not_let_in)
     }
+}
+
+/// The answer to a request that the authentication hook did not let in.
+pub(crate) fn not_let_in(error: AuthError) -> ApiError {
+    let code = if error.status == StatusCode::FORBIDDEN {
+        "forbidden"
+    } else {
+        "unauthenticated"
+    };
+    ApiError::new(error.status, code, error.message)
 }
 
 /// A request body declared as JSON. A body that is not declared JSON is refused: browsers
@@ -49,23 +49,34 @@ impl FromRequest<Arc<Shared>> for JsonBody {
 
     async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, ApiError> {
         if !declares_json(request.headers().get(CONTENT_TYPE)) {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "send the body as JSON with `Content-Type: application/json`",
-            ));
+            return Err(not_json());
         }
-        // The limit is applied here rather than by a `DefaultBodyLimit` layer: a layer wraps
-        // every route in one more service, cloned per request.
-        let limit = shared.options.body_limit;
-        axum::body::to_bytes(request.into_body(), limit)
+        read_within(request.into_body(), shared.options.body_limit)
             .await
             .map(JsonBody)
-            .map_err(|error| unreadable(&error, limit))
     }
 }
 
-fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> bool {
+/// The answer to a body not declared as JSON (see [`JsonBody`]).
+pub(crate) fn not_json() -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "send the body as JSON with `Content-Type: application/json`",
+    )
+}
+
+/// The whole of `body`, refused past `limit` bytes. The limit is applied here rather than
+/// by a `DefaultBodyLimit` layer: a layer wraps every route in one more service, cloned per
+/// request.
+pub(crate) async fn read_within(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|error| unreadable(&error, limit))
+}
+
+/// Whether `content_type` declares JSON: `application/json` or `application/*+json`.
+pub(crate) fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> bool {
     // The usual header, exactly as clients send it: nothing to take apart.
     if content_type.is_some_and(|value| value.as_bytes() == b"application/json") {
         return true;

@@ -3,18 +3,20 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::Caller;
 use crate::approval::TicketError;
 use crate::bounded::{MAX_QUOTED, clip};
 use crate::formats::Format;
 use crate::http::Shared;
 use crate::http::errors::ApiError;
-use crate::http::extract::{Authenticated, JsonBody};
+use crate::http::extract::Authenticated;
 use crate::http::outcome::{outcome_response, outcomes_response};
 use crate::http::wire::{Calls, parse_call_request};
 use crate::registry::{BatchOptions, CallOptions};
@@ -95,9 +97,9 @@ struct ToolsBody<'a> {
 
 /// `POST /tools/call`
 pub(crate) async fn call_tools(
-    State(shared): Shares,
-    Authenticated(caller): Authenticated,
-    JsonBody(body): JsonBody,
+    shared: Arc<Shared>,
+    caller: Caller,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let request = parse_call_request(&body)?;
     let registry = &shared.registry;
@@ -209,9 +211,9 @@ fn ticket_error(error: TicketError) -> ApiError {
 
 /// `POST /approvals/approve`
 pub(crate) async fn approve(
-    State(shared): Shares,
-    Authenticated(approver): Authenticated,
-    JsonBody(body): JsonBody,
+    shared: Arc<Shared>,
+    approver: Caller,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let (ticket, _) = ticket_in(&body)?;
     let outcome = shared
@@ -224,9 +226,9 @@ pub(crate) async fn approve(
 
 /// `POST /approvals/deny`
 pub(crate) async fn deny(
-    State(shared): Shares,
-    Authenticated(approver): Authenticated,
-    JsonBody(body): JsonBody,
+    shared: Arc<Shared>,
+    approver: Caller,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let (ticket, reason) = ticket_in(&body)?;
     let reason = reason.unwrap_or_else(|| "no reason given".to_owned());

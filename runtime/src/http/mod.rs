@@ -58,6 +58,7 @@ mod handlers;
 mod outcome;
 mod search;
 mod wire;
+mod with_body;
 
 use std::sync::Arc;
 
@@ -70,6 +71,7 @@ pub use outcome::OutcomeBody;
 
 use crate::registry::Registry;
 use caught::Caught;
+use with_body::WithBody;
 
 /// Settings of the router.
 #[derive(Debug, Clone)]
@@ -124,11 +126,14 @@ fn routes(shared: Shared) -> Router {
     let with_agent = shared.agent.is_some();
     let mut router = Router::new()
         .route("/tools", get(Caught(handlers::list_tools)))
-        .route("/tools/call", post(Caught(handlers::call_tools)))
+        .route("/tools/call", post(Caught(WithBody(handlers::call_tools))))
         .route("/tools/search", get(Caught(search::search)))
         .route("/approvals", get(Caught(handlers::list_approvals)))
-        .route("/approvals/approve", post(Caught(handlers::approve)))
-        .route("/approvals/deny", post(Caught(handlers::deny)))
+        .route(
+            "/approvals/approve",
+            post(Caught(WithBody(handlers::approve))),
+        )
+        .route("/approvals/deny", post(Caught(WithBody(handlers::deny))))
         .route("/events", get(Caught(events::events)))
         .route("/me", get(Caught(handlers::me)))
         .route("/health", get(Caught(handlers::health)));

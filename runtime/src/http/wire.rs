@@ -145,6 +145,10 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
 /// `call-<index>`: the id of a call sent without one (written without `format!`, whose
 /// machinery costs more than the rest of reading a small call).
 fn default_id(index: usize) -> SmolStr {
+    // A single call's, as it is.
+    if index == 0 {
+        return SmolStr::new_static("call-0");
+    }
     let mut digits = itoa::Buffer::new();
     let mut id = SmolStrBuilder::new();
     id.push_str("call-");
