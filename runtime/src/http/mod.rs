@@ -55,6 +55,7 @@ mod errors;
 mod events;
 mod extract;
 mod handlers;
+mod maybe_text;
 mod outcome;
 mod search;
 mod wire;

@@ -10,6 +10,7 @@ use smol_str::{SmolStr, SmolStrBuilder};
 use crate::arguments::ToolArguments;
 use crate::call::ToolCall;
 use crate::http::errors::ApiError;
+use crate::http::maybe_text::MaybeText;
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {
@@ -34,7 +35,7 @@ const SHAPE: &str = "send {\"name\": \"tool\", \"arguments\": {...}} for one cal
 #[derive(Deserialize, Default)]
 struct Fields<'a> {
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    name: Option<MaybeText<'a>>,
     #[serde(borrow)]
     id: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -116,7 +117,7 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
             format!("calls[{index}]")
         }
     };
-    let Some(name) = fields.name.and_then(from_raw::<SmolStr>) else {
+    let Some(MaybeText::Text(name)) = fields.name else {
         let place = place();
         return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
     };
@@ -139,7 +140,7 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
         Some((b'"', raw)) => ToolArguments::Text(from_raw::<String>(raw).unwrap_or_default()),
         Some((_, raw)) => ToolArguments::Text(raw.get().to_owned()),
     };
-    Ok(ToolCall::new(id, name, arguments))
+    Ok(ToolCall::new(id, SmolStr::new(name), arguments))
 }
 
 /// `call-<index>`: the id of a call sent without one (written without `format!`, whose
