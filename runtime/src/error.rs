@@ -141,15 +141,46 @@ impl<'de> Deserialize<'de> for ErrorCode {
 /// assert_eq!(error.code, ErrorCode::Custom("not_found".into()));
 /// assert_eq!(error.to_string(), "not_found: no pet with id 7; list the pets first");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Deserialize)]
+// Laid out in this order, with the details first, so that in a `ToolResult` the `Ok` value
+// lies at its start, where `serde_json::to_value` gives it too: a tool's result is then
+// moved into its `ToolResult` whole. Elsewhere the order is the one people read in (code,
+// message, details): in JSON, in `Debug`, in the constructors.
+#[repr(C)]
 pub struct ToolError {
+    /// Structured details, such as the list of schema violations.
+    #[serde(default)]
+    pub details: Option<Value>,
     /// The stable reason.
     pub code: ErrorCode,
     /// What went wrong and, where possible, how to fix the call.
     pub message: String,
-    /// Structured details, such as the list of schema violations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+}
+
+impl Serialize for ToolError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let fields = if self.details.is_some() { 3 } else { 2 };
+        let mut error = serializer.serialize_struct("ToolError", fields)?;
+        error.serialize_field("code", &self.code)?;
+        error.serialize_field("message", &self.message)?;
+        match &self.details {
+            Some(details) => error.serialize_field("details", details)?,
+            None => error.skip_field("details")?,
+        }
+        error.end()
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("ToolError")
+            .field("code", &self.code)
+            .field("message", &self.message)
+            .field("details", &self.details)
+            .finish()
+    }
 }
 
 impl ToolError {
@@ -199,5 +230,51 @@ impl From<&'static str> for ErrorCode {
 impl From<String> for ErrorCode {
     fn from(code: String) -> Self {
         ErrorCode::parse(&code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{ErrorCode, ToolError};
+    use crate::tool::ToolResult;
+
+    #[test]
+    fn reads_and_writes_as_code_message_details() {
+        let plain = ToolError::new("not_found", "no pet with id 7");
+        let detailed = ToolError::invalid_arguments("bad").with_details(json!({"path": "/a"}));
+        assert_eq!(
+            serde_json::to_string(&plain).unwrap(),
+            r#"{"code":"not_found","message":"no pet with id 7"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&detailed).unwrap(),
+            r#"{"code":"invalid_arguments","message":"bad","details":{"path":"/a"}}"#
+        );
+        for error in [plain, detailed] {
+            let back: ToolError =
+                serde_json::from_value(serde_json::to_value(&error).unwrap()).unwrap();
+            assert_eq!(back, error);
+        }
+        let read: ToolError =
+            serde_json::from_str(r#"{"message": "m", "code": "timeout"}"#).unwrap();
+        assert_eq!((read.code, read.details), (ErrorCode::Timeout, None));
+        assert_eq!(
+            format!("{:?}", ToolError::new("x", "y")),
+            r#"ToolError { code: Custom("x"), message: "y", details: None }"#
+        );
+    }
+
+    /// Why the fields are declared details first (see the type).
+    #[test]
+    fn a_results_value_lies_where_serde_json_gives_it() {
+        let result: ToolResult = Ok(Value::Bool(true));
+        let Ok(value) = &result else { unreachable!() };
+        let offset = value as *const Value as usize - &result as *const ToolResult as usize;
+        assert_eq!(
+            offset, 0,
+            "ToolError's field order moved `Ok` off the start"
+        );
     }
 }
