@@ -296,5 +296,28 @@ mod tests {
             let message = refused(body);
             assert!(message.starts_with(expected), "{message}");
         }
+        // A name of any other kind is read past, and said to be missing.
+        for name in [
+            "null",
+            "true",
+            "-1.5",
+            "[\"add\"]",
+            r#"{"name": "add"}"#,
+            "[[[]]]",
+        ] {
+            let body = format!(r#"{{"name": {name}, "arguments": {{}}}}"#);
+            let message = refused(body.as_bytes());
+            assert!(
+                message.starts_with("the call has no string `name`"),
+                "{name}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_is_read_with_its_escapes() {
+        let named = calls(r#"[{"name": "a\u00e9\"b"}, {"name": "plain"}]"#);
+        let names: Vec<&str> = named.iter().map(|call| call.name.as_str()).collect();
+        assert_eq!(names, ["aé\"b", "plain"]);
     }
 }
