@@ -1,5 +1,6 @@
-//! Instructions per HTTP request, counted by valgrind's callgrind: the clinic's
-//! `POST /tools/call` against a bare axum handler calling the same function, both through the
+//! Instructions per HTTP request, counted by valgrind's callgrind: `POST /tools/call` against
+//! a bare axum handler calling the same function, for each of the HTTP benches' tools
+//! (the clinic's hours, `add`, `search`), both through the
 //! same router in process (no sockets, so the count is the request's own work: routing,
 //! extractors, the call, the response). Stable where timings are not; `http_wrk` measures
 //! the rate over real connections.
@@ -16,9 +17,9 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, header};
+use common::Workload;
 use tower::ServiceExt;
 
-const ROWS: [&str; 2] = ["bare", "toolgate"];
 const REQUESTS: u64 = 1_000;
 
 fn main() {
@@ -30,25 +31,42 @@ fn main() {
 
 fn report() {
     let program = std::env::current_exe().expect("the bench's own path");
-    let [bare, toolgate] = ROWS.map(|row| callgrind::per_call(&program, row, REQUESTS));
-    println!("instructions per request: bare axum handler {bare}, toolgate /tools/call {toolgate}");
-    println!(
-        "toolgate / bare: {:.2}× the instructions",
-        toolgate as f64 / bare as f64
-    );
+    for workload in &common::WORKLOADS {
+        let [bare, toolgate] = ["bare", "toolgate"]
+            .map(|target| callgrind::per_call(&program, &row(workload, target), REQUESTS));
+        println!(
+            "{}: instructions per request: bare axum handler {bare}, toolgate /tools/call {toolgate} ({:.2}×)",
+            workload.name,
+            toolgate as f64 / bare as f64
+        );
+    }
+}
+
+/// A row's name: the tool, and which endpoint calls it.
+fn row(workload: &Workload, target: &str) -> String {
+    format!("{}/{target}", workload.name)
 }
 
 /// Answers `count` requests of `row` on a single-threaded runtime.
 fn serve(row: &str, count: u64) {
+    let (name, target) = row.split_once('/').expect("a row is `tool/target`");
+    let workload = common::WORKLOADS
+        .iter()
+        .find(|workload| workload.name == name)
+        .expect("a known tool");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let directory = tempfile::tempdir().unwrap();
-    let router = common::router(&directory.path().join("clinic.db"));
-    let (path, body) = match row {
-        "bare" => (common::BARE_PATH, common::BARE_BODY),
-        _ => ("/tools/call", common::TOOL_BODY),
+    let router = if workload.on_calls_router {
+        common::calls_router()
+    } else {
+        common::router(&directory.path().join("clinic.db"))
+    };
+    let (path, body) = match target {
+        "bare" => workload.bare,
+        _ => ("/tools/call", workload.tool_body),
     };
     callgrind::counting_starts();
     runtime.block_on(async {

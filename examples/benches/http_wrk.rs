@@ -4,14 +4,19 @@
 //! second and p99 latency of each round, toolgate's ratio to the bare handler per round, and
 //! the median of those ratios (a shared machine makes single rounds swing by ±10 %).
 //!
+//! Three tools are measured, each against a bare handler of its own: the clinic's
+//! `get_clinic_hours` (bearer authentication, the clinic's audit sink) and the call benches'
+//! `add` and `search` (a default registry).
+//!
 //! `cargo bench -p toolgate-examples --bench http_wrk` (`WRK_SECONDS`, `WRK_ROUNDS`,
-//! `WRK_CONNECTIONS` change the defaults: 5 s, 6 rounds, 32 connections)
+//! `WRK_CONNECTIONS` change the defaults: 5 s, 6 rounds, 32 connections; `WRK_TOOLS=add,search`
+//! measures only those)
 
 mod common;
 
 use std::process::Command;
 
-use common::{BARE_BODY, BARE_PATH, TOOL_BODY, start};
+use common::{BARE_BODY, BARE_PATH, TOOL_BODY, WORKLOADS, Workload, start, start_calls};
 
 /// What `wrk` measured in one round.
 struct Round {
@@ -32,51 +37,87 @@ fn main() {
     let seconds = setting("WRK_SECONDS", 5);
     let rounds = setting("WRK_ROUNDS", 6);
     let connections = setting("WRK_CONNECTIONS", 32);
+    let workloads = chosen_workloads();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let directory = std::env::temp_dir().join(format!("toolgate-wrk-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
-    let base = start(&runtime, &directory.join("clinic.db"));
-    let targets = [
-        ("bare axum handler", format!("{base}{BARE_PATH}"), BARE_BODY),
-        (
-            "toolgate /tools/call",
-            format!("{base}/tools/call"),
-            TOOL_BODY,
-        ),
-    ];
+    let clinic = start(&runtime, &directory.join("clinic.db"));
+    let calls = start_calls(&runtime);
     println!("{connections} connections, {seconds} s per round");
-    let mut ratios = Vec::new();
+    let mut ratios: Vec<Vec<(f64, f64)>> = vec![Vec::new(); workloads.len()];
     for round in 1..=rounds {
-        let measured: Vec<Round> = targets
-            .iter()
-            .map(|(name, url, body)| {
-                let script = directory.join(format!("post-{round}.lua"));
-                let measured = wrk(&script, url, body, seconds, connections);
-                println!(
-                    "round {round} {name:<22} {:>10.0} req/s  p99 {:>6.2} ms  server CPU {:>5.1} µs user + {:>5.1} µs system a request",
-                    measured.requests_per_second, measured.p99_ms, measured.cpu_us.0, measured.cpu_us.1
-                );
-                measured
-            })
-            .collect();
-        let (bare, tool) = (&measured[0], &measured[1]);
-        let ratio = (
-            tool.requests_per_second / bare.requests_per_second,
-            tool.p99_ms / bare.p99_ms,
-        );
-        println!(
-            "round {round} toolgate / bare: {:.2}× requests per second, {:.2}× p99",
-            ratio.0, ratio.1
-        );
-        ratios.push(ratio);
+        for (workload, ratios) in workloads.iter().zip(&mut ratios) {
+            let base = if workload.on_calls_router {
+                &calls
+            } else {
+                &clinic
+            };
+            let script = directory.join(format!("post-{round}.lua"));
+            let settings = (seconds, connections);
+            ratios.push(compare(round, workload, base, &script, settings));
+        }
     }
-    let (throughput, p99): (Vec<f64>, Vec<f64>) = ratios.into_iter().unzip();
-    println!(
-        "median of {rounds} rounds, toolgate / bare: {:.2}× requests per second, {:.2}× p99",
-        median(throughput),
-        median(p99)
-    );
+    for (workload, ratios) in workloads.iter().zip(ratios) {
+        let (throughput, p99): (Vec<f64>, Vec<f64>) = ratios.into_iter().unzip();
+        println!(
+            "median of {rounds} rounds, {}, toolgate / bare: {:.2}× requests per second, {:.2}× p99",
+            workload.name,
+            median(throughput),
+            median(p99)
+        );
+    }
     let _ = std::fs::remove_dir_all(directory);
+}
+
+/// One round of `workload`: the bare handler, then toolgate; toolgate's ratios to it
+/// (requests per second, p99).
+fn compare(
+    round: u64,
+    workload: &Workload,
+    base: &str,
+    script: &std::path::Path,
+    (seconds, connections): (u64, u64),
+) -> (f64, f64) {
+    let (bare_path, bare_body) = workload.bare;
+    let bare_url = format!("{base}{bare_path}");
+    let bare = wrk(script, &bare_url, bare_body, seconds, connections);
+    print_round(round, workload.name, "bare axum handler", &bare);
+    let tool_url = format!("{base}/tools/call");
+    let tool = wrk(script, &tool_url, workload.tool_body, seconds, connections);
+    print_round(round, workload.name, "toolgate /tools/call", &tool);
+    let ratio = (
+        tool.requests_per_second / bare.requests_per_second,
+        tool.p99_ms / bare.p99_ms,
+    );
+    println!(
+        "round {round} {}: toolgate / bare {:.2}× requests per second, {:.2}× p99",
+        workload.name, ratio.0, ratio.1
+    );
+    ratio
+}
+
+/// The workloads named in `WRK_TOOLS` (comma-separated tool names), or all of them.
+fn chosen_workloads() -> Vec<&'static Workload> {
+    let Ok(names) = std::env::var("WRK_TOOLS") else {
+        return WORKLOADS.iter().collect();
+    };
+    let chosen: Vec<&Workload> = WORKLOADS
+        .iter()
+        .filter(|workload| names.split(',').any(|name| name.trim() == workload.name))
+        .collect();
+    let known: Vec<&str> = WORKLOADS.iter().map(|workload| workload.name).collect();
+    assert!(
+        !chosen.is_empty(),
+        "WRK_TOOLS={names:?} names none of {known:?}"
+    );
+    chosen
+}
+
+fn print_round(round: u64, tool: &str, target: &str, measured: &Round) {
+    println!(
+        "round {round} {tool:<16} {target:<22} {:>10.0} req/s  p99 {:>6.2} ms  server CPU {:>5.1} µs user + {:>5.1} µs system a request",
+        measured.requests_per_second, measured.p99_ms, measured.cpu_us.0, measured.cpu_us.1
+    );
 }
 
 /// `count` requests to one target (`bare` or `toolgate`) from a client in this process, one

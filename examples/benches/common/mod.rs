@@ -1,13 +1,20 @@
 //! What the HTTP benches share: the clinic's router, beside a bare axum handler calling the
-//! same function (served on loopback, or called in process).
+//! same function, and the call benches' `add` and `search` behind toolgate's router, beside
+//! bare handlers of their own (served on loopback, or called in process).
+
+// Each bench uses part of it.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
+use axum::http::request::Parts;
 use axum::routing::post;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate::http::{AuthError, HttpOptions};
+use toolgate::{Caller, Registry};
 use toolgate_examples::clinic::{Clinic, Weekday, agent, app, hours_for, model_from_env, registry};
 
 /// The bare handler's path.
@@ -36,9 +43,16 @@ pub fn router(database: &std::path::Path) -> axum::Router {
 }
 
 /// Serves the clinic and the bare handler on loopback; the base URL.
-#[allow(dead_code)] // Not every bench serves over sockets.
 pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
-    let router = router(database);
+    serve(runtime, router(database))
+}
+
+/// Serves [`calls_router`] on loopback; the base URL.
+pub fn start_calls(runtime: &tokio::runtime::Runtime) -> String {
+    serve(runtime, calls_router())
+}
+
+fn serve(runtime: &tokio::runtime::Runtime, router: axum::Router) -> String {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
@@ -48,3 +62,73 @@ pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> S
         base
     })
 }
+
+/// The call benches' tools, `add` and `search`, as they measure them.
+#[path = "../../../runtime/benches/common/tools.rs"]
+mod tools;
+
+use tools::{AddArguments, Found, SearchArguments, Sum, add_directly, search_directly};
+
+async fn bare_add(Json(arguments): Json<AddArguments>) -> Json<Sum> {
+    Json(add_directly(arguments.a, arguments.b))
+}
+
+async fn bare_search(Json(arguments): Json<SearchArguments>) -> Json<Found> {
+    Json(search_directly(
+        arguments.query,
+        arguments.max,
+        arguments.tags,
+    ))
+}
+
+/// The call benches' two tools, `add` and `search`, in a default registry (validation and
+/// history on) behind toolgate's router, every caller public; bare handlers for the same
+/// functions beside it at `/bare/add` and `/bare/search`.
+pub fn calls_router() -> axum::Router {
+    let registry = Registry::builder()
+        .roles(["public"])
+        .filter_linked(|tool| ["add", "search"].contains(&tool.name.as_str()))
+        .build()
+        .unwrap();
+    let public = Caller::new("anonymous", "public");
+    let authenticate = move |_: &Parts| -> Result<Caller, AuthError> { Ok(public.clone()) };
+    toolgate::http::router(registry, authenticate, HttpOptions::default())
+        .route("/bare/add", post(bare_add))
+        .route("/bare/search", post(bare_search))
+}
+
+/// One tool measured over HTTP: through toolgate's `POST /tools/call`, and through a bare
+/// handler calling the same function.
+pub struct Workload {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Whether it is served by [`calls_router`] (else by the clinic's [`router`]).
+    pub on_calls_router: bool,
+    /// The bare handler's path and body.
+    pub bare: (&'static str, &'static str),
+    /// The body posted to `/tools/call`.
+    pub tool_body: &'static str,
+}
+
+/// What the HTTP benches measure: the clinic's hours (behind bearer authentication and the
+/// clinic's audit sink), and the call benches' `add` and `search`.
+pub const WORKLOADS: [Workload; 3] = [
+    Workload {
+        name: "get_clinic_hours",
+        on_calls_router: false,
+        bare: (BARE_PATH, BARE_BODY),
+        tool_body: TOOL_BODY,
+    },
+    Workload {
+        name: "add",
+        on_calls_router: true,
+        bare: ("/bare/add", tools::ADD),
+        tool_body: r#"{"name": "add", "arguments": {"a": 20, "b": 22}}"#,
+    },
+    Workload {
+        name: "search",
+        on_calls_router: true,
+        bare: ("/bare/search", tools::SEARCH),
+        tool_body: r#"{"name": "search", "arguments": {"query": "vaccination schedule", "max": 5, "tags": ["dog", "puppy"]}}"#,
+    },
+];

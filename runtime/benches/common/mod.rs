@@ -10,68 +10,11 @@ use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::hint::black_box;
 
-#[derive(Serialize, JsonSchema)]
-pub struct Sum {
-    pub sum: i64,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct Found {
-    query: String,
-    hits: Vec<String>,
-}
-
-fn add_directly(a: i64, b: i64) -> Sum {
-    Sum { sum: a + b }
-}
-
-fn search_directly(query: String, max: u32, tags: Vec<String>) -> Found {
-    let hits = tags.into_iter().take(max as usize).collect();
-    Found { query, hits }
-}
-
-/// Add two numbers.
-#[toolgate::tool(permission = "public", read_only)]
-pub async fn add(a: i64, b: i64) -> Sum {
-    add_directly(a, b)
-}
-
-/// Search the catalogue.
-#[toolgate::tool(permission = "public", read_only)]
-pub async fn search(
-    /// What to look for.
-    query: String,
-    /// Most hits.
-    max: u32,
-    /// Tags the hits must carry.
-    tags: Vec<String>,
-) -> Found {
-    search_directly(query, max, tags)
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct AddArguments {
-    a: i64,
-    b: i64,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct SearchArguments {
-    /// What to look for.
-    query: String,
-    /// Most hits.
-    max: u32,
-    /// Tags the hits must carry.
-    tags: Vec<String>,
-}
-
-pub const ADD: &str = r#"{"a": 20, "b": 22}"#;
-pub const SEARCH: &str = r#"{"query": "vaccination schedule", "max": 5, "tags": ["dog", "puppy"]}"#;
+mod tools;
+pub use tools::*;
 
 /// What a careful hand-written tool call does: parse, call, serialize.
 pub async fn floor_add(arguments: &str) -> Value {
