@@ -50,24 +50,14 @@ fn row(workload: &Workload, target: &str) -> String {
 /// Answers `count` requests of `row` on a single-threaded runtime.
 fn serve(row: &str, count: u64) {
     let (name, target) = row.split_once('/').expect("a row is `tool/target`");
-    let workload = common::WORKLOADS
-        .iter()
-        .find(|workload| workload.name == name)
-        .expect("a known tool");
+    let workload = Workload::named(name).expect("a known tool");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let directory = tempfile::tempdir().unwrap();
-    let router = if workload.on_calls_router {
-        common::calls_router()
-    } else {
-        common::router(&directory.path().join("clinic.db"))
-    };
-    let (path, body) = match target {
-        "bare" => workload.bare,
-        _ => ("/tools/call", workload.tool_body),
-    };
+    let router = workload.router(&directory.path().join("clinic.db"));
+    let (path, body) = workload.request(target);
     callgrind::counting_starts();
     runtime.block_on(async {
         for _ in 0..count {

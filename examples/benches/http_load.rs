@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{BARE_BODY, BARE_PATH, TOOL_BODY, start};
+use common::{BARE_BODY, BARE_PATH, TOOL_BODY, router, serve};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::stream::{self, StreamExt};
 
@@ -37,7 +37,7 @@ fn http_load(c: &mut Criterion) {
     let directory =
         std::env::temp_dir().join(format!("toolgate-http-bench-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
-    let base = start(&runtime, &directory.join("clinic.db"));
+    let base = serve(&runtime, router(&directory.join("clinic.db")));
     let client = reqwest::Client::new();
     let mut group = c.benchmark_group("http_256_requests_32_concurrent");
     group.throughput(Throughput::Elements(REQUESTS as u64));

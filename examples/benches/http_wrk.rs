@@ -16,7 +16,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{BARE_BODY, BARE_PATH, TOOL_BODY, WORKLOADS, Workload, start, start_calls};
+use common::{WORKLOADS, Workload, calls_router, router, serve};
 
 /// What `wrk` measured in one round.
 struct Round {
@@ -41,8 +41,8 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let directory = std::env::temp_dir().join(format!("toolgate-wrk-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
-    let clinic = start(&runtime, &directory.join("clinic.db"));
-    let calls = start_calls(&runtime);
+    let clinic = serve(&runtime, router(&directory.join("clinic.db")));
+    let calls = serve(&runtime, calls_router());
     println!("{connections} connections, {seconds} s per round");
     let mut ratios: Vec<Vec<(f64, f64)>> = vec![Vec::new(); workloads.len()];
     for round in 1..=rounds {
@@ -78,13 +78,16 @@ fn compare(
     script: &std::path::Path,
     (seconds, connections): (u64, u64),
 ) -> (f64, f64) {
-    let (bare_path, bare_body) = workload.bare;
-    let bare_url = format!("{base}{bare_path}");
-    let bare = wrk(script, &bare_url, bare_body, seconds, connections);
-    print_round(round, workload.name, "bare axum handler", &bare);
-    let tool_url = format!("{base}/tools/call");
-    let tool = wrk(script, &tool_url, workload.tool_body, seconds, connections);
-    print_round(round, workload.name, "toolgate /tools/call", &tool);
+    let [bare, tool] = [
+        ("bare", "bare axum handler"),
+        ("toolgate", "toolgate /tools/call"),
+    ]
+    .map(|(target, label)| {
+        let (path, body) = workload.request(target);
+        let measured = wrk(script, &format!("{base}{path}"), body, seconds, connections);
+        print_round(round, workload.name, label, &measured);
+        measured
+    });
     let ratio = (
         tool.requests_per_second / bare.requests_per_second,
         tool.p99_ms / bare.p99_ms,
@@ -120,20 +123,21 @@ fn print_round(round: u64, tool: &str, target: &str, measured: &Round) {
     );
 }
 
-/// `count` requests to one target (`bare` or `toolgate`) from a client in this process, one
-/// thread for both: what a profiler (`valgrind --tool=callgrind`) looks at.
-fn requests_in_process(target: &str, count: u64) {
+/// `count` requests of `row` (`tool/target`, the target `bare` or `toolgate`; a target
+/// alone is the clinic's tool) from a client in this process, one thread for both: what a profiler
+/// (`valgrind --tool=callgrind`) looks at.
+fn requests_in_process(row: &str, count: u64) {
+    let (name, target) = row.split_once('/').unwrap_or(("get_clinic_hours", row));
+    let workload = Workload::named(name).expect("a known tool");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let directory = std::env::temp_dir().join(format!("toolgate-wrk-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
-    let base = start(&runtime, &directory.join("clinic.db"));
-    let (url, body) = match target {
-        "bare" => (format!("{base}{BARE_PATH}"), BARE_BODY),
-        _ => (format!("{base}/tools/call"), TOOL_BODY),
-    };
+    let base = serve(&runtime, workload.router(&directory.join("clinic.db")));
+    let (path, body) = workload.request(target);
+    let url = format!("{base}{path}");
     let client = reqwest::Client::new();
     runtime.block_on(async {
         for _ in 0..count {

@@ -42,17 +42,8 @@ pub fn router(database: &std::path::Path) -> axum::Router {
     app(agent(registry, model_from_env()), clinic).route(BARE_PATH, post(bare_hours))
 }
 
-/// Serves the clinic and the bare handler on loopback; the base URL.
-pub fn start(runtime: &tokio::runtime::Runtime, database: &std::path::Path) -> String {
-    serve(runtime, router(database))
-}
-
-/// Serves [`calls_router`] on loopback; the base URL.
-pub fn start_calls(runtime: &tokio::runtime::Runtime) -> String {
-    serve(runtime, calls_router())
-}
-
-fn serve(runtime: &tokio::runtime::Runtime, router: axum::Router) -> String {
+/// Serves `router` on loopback; the base URL.
+pub fn serve(runtime: &tokio::runtime::Runtime, router: axum::Router) -> String {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
@@ -108,6 +99,30 @@ pub struct Workload {
     pub bare: (&'static str, &'static str),
     /// The body posted to `/tools/call`.
     pub tool_body: &'static str,
+}
+
+impl Workload {
+    /// The workload of the tool `name`, if the benches measure it.
+    pub fn named(name: &str) -> Option<&'static Workload> {
+        WORKLOADS.iter().find(|workload| workload.name == name)
+    }
+
+    /// The router serving this workload (the clinic's keeps its data in `database`).
+    pub fn router(&self, database: &std::path::Path) -> axum::Router {
+        if self.on_calls_router {
+            calls_router()
+        } else {
+            router(database)
+        }
+    }
+
+    /// The path and body of a request to `target`: `bare`, else toolgate's `/tools/call`.
+    pub fn request(&self, target: &str) -> (&'static str, &'static str) {
+        match target {
+            "bare" => self.bare,
+            _ => ("/tools/call", self.tool_body),
+        }
+    }
 }
 
 /// What the HTTP benches measure: the clinic's hours (behind bearer authentication and the
