@@ -112,5 +112,5 @@ fn serialize_millis<S: serde::Serializer>(
     duration: &Duration,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
+    serializer.serialize_f64(crate::time::millis(*duration))
 }

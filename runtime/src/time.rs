@@ -25,6 +25,13 @@ pub(crate) fn calibrate() {
     now();
 }
 
+/// A duration in milliseconds, as outcomes and records give it: its nanoseconds over a
+/// million, the `f64` nearest the exact value (`as_secs_f64() * 1000.0` rounds twice, and
+/// gives 100 ns as `0.00009999999999999999`).
+pub(crate) fn millis(duration: Duration) -> f64 {
+    duration.as_nanos() as f64 / 1e6
+}
+
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_millis() -> u64 {
     since_epoch().as_millis() as u64

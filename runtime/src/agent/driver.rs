@@ -317,7 +317,7 @@ pub(crate) fn record(
         tool: result.tool.clone(),
         arguments,
         result: result.result.clone(),
-        duration_ms: outcome.duration.as_secs_f64() * 1000.0,
+        duration_ms: crate::time::millis(outcome.duration),
     });
     result
 }

@@ -321,7 +321,7 @@ pub(crate) fn audit<'a>(
             ok: result.is_ok(),
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().cloned(),
-            duration_ms: duration.as_secs_f64() * 1000.0,
+            duration_ms: crate::time::millis(duration),
             ui: trail.ui.clone(),
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
@@ -338,7 +338,7 @@ pub(crate) fn audit<'a>(
                 Ok(_) => Cow::Borrowed("ok"),
                 Err(error) => error.code.wire(),
             },
-            duration_ms: duration.as_secs_f64() * 1000.0,
+            duration_ms: crate::time::millis(duration),
         };
         let sinks_want = governance
             .sinks
