@@ -14,12 +14,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::output::into_tool_result;
 use crate::tool::{ToolFuture, ToolResult};
 
 pub use crate::exact::{
     ExactField, ExactInput, ExactShape, NameCache, Now, NowInvoke, ReadKnown, ReadNamed,
     ReadOptionalNamed, ReadUnknown, Shape, ShapeProbe,
 };
+pub use crate::output::{Produced, ResultForm};
 pub use crate::static_tool::StaticTool;
 pub use {inventory, schemars, serde, serde_json};
 
@@ -79,6 +81,24 @@ pub fn output_to_value<T: ToolOutput<M> + 'static, M>(mut output: T) -> ToolResu
     }
 }
 
+/// A tool's return value in `form`: as [`output_to_value`] makes it, or as its value's text
+/// where that can be written without the value (a value stays one).
+pub fn output_as<T: ToolOutput<M> + 'static, M>(
+    mut output: T,
+    form: ResultForm,
+) -> Result<Produced, ToolError> {
+    if form == ResultForm::Text
+        && !(&output as &dyn Any).is::<Value>()
+        && let Some(text) = output.to_text()
+    {
+        return Ok(Produced::Text(text));
+    }
+    match (&mut output as &mut dyn Any).downcast_mut::<Value>() {
+        Some(value) => Ok(Produced::Value(std::mem::take(value))),
+        None => output.to_json().map(Produced::Value),
+    }
+}
+
 /// Runs a synchronous tool on tokio's blocking pool, so that a slow or hanging one cannot
 /// stall the runtime and its timeout can fire. A panic is passed on to the caller's
 /// panic isolation. Outside a Tokio runtime there is no such pool: the tool does not run.
@@ -113,10 +133,13 @@ pub trait Launch {
     /// What launching gives.
     type Output;
 
+    /// The form the future is to give its result in.
+    fn form(&self) -> ResultForm;
+
     /// Launches `future`.
     fn launch<F, M>(self, future: F) -> Self::Output
     where
-        F: Future<Output = ToolResult> + SendFuture<M> + 'static;
+        F: Future<Output = Result<Produced, ToolError>> + SendFuture<M> + 'static;
 }
 
 /// Boxes the future, to be run by the registry.
@@ -125,24 +148,32 @@ pub struct Boxed;
 impl Launch for Boxed {
     type Output = ToolFuture;
 
+    fn form(&self) -> ResultForm {
+        ResultForm::Value
+    }
+
     fn launch<F, M>(self, future: F) -> ToolFuture
     where
-        F: Future<Output = ToolResult> + SendFuture<M> + 'static,
+        F: Future<Output = Result<Produced, ToolError>> + SendFuture<M> + 'static,
     {
-        Box::pin(future)
+        Box::pin(async move { into_tool_result(future.await) })
     }
 }
 
-/// Runs the future of a function whose body has no `.await` to its end, in place: it
-/// finishes when first polled.
-pub struct RunNow;
+/// Runs the future of a function whose body has no `.await` to its end, in place (it
+/// finishes when first polled), its result in the form asked for.
+pub struct RunNow(pub ResultForm);
 
 impl Launch for RunNow {
     type Output = Now;
 
+    fn form(&self) -> ResultForm {
+        self.0
+    }
+
     fn launch<F, M>(self, future: F) -> Now
     where
-        F: Future<Output = ToolResult> + SendFuture<M> + 'static,
+        F: Future<Output = Result<Produced, ToolError>> + SendFuture<M> + 'static,
     {
         let ran = catch_unwind(AssertUnwindSafe(|| {
             let future = std::pin::pin!(future);
@@ -197,9 +228,17 @@ impl<T: Unimplementable> ToolParameter<NeverApplies> for T {}
 pub trait ToolOutput<M> {
     /// The value as JSON.
     fn to_json(&self) -> ToolResult;
+
+    /// The text of [`to_json`](Self::to_json)'s value (UTF-8), where it can be written
+    /// without the value.
+    fn to_text(&self) -> Option<Vec<u8>>;
 }
 
 impl<T: Serialize + ?Sized> ToolOutput<Applies> for T {
+    fn to_text(&self) -> Option<Vec<u8>> {
+        crate::output::value_text(self)
+    }
+
     fn to_json(&self) -> ToolResult {
         serde_json::to_value(self).map_err(|error| {
             ToolError::execution(format!(
@@ -210,6 +249,10 @@ impl<T: Serialize + ?Sized> ToolOutput<Applies> for T {
 }
 
 impl<T: Unimplementable + ?Sized> ToolOutput<NeverApplies> for T {
+    fn to_text(&self) -> Option<Vec<u8>> {
+        unreachable!("no type implements `Unimplementable`")
+    }
+
     fn to_json(&self) -> ToolResult {
         unreachable!("no type implements `Unimplementable`")
     }
@@ -332,16 +375,18 @@ impl<E: Display> ErrorIsDisplay for &ErrorProbe<E> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{Launch, Now, RunNow, output_to_value};
+    use super::{Launch, Now, Produced, ResultForm, RunNow, output_as, output_to_value};
     use crate::ErrorCode;
+    use crate::error::ToolError;
 
-    fn run_now(future: impl Future<Output = crate::ToolResult> + Send + 'static) -> Now {
-        RunNow.launch::<_, super::Applies>(future)
+    fn run_now(future: impl Future<Output = Result<Produced, ToolError>> + Send + 'static) -> Now {
+        RunNow(ResultForm::Value).launch::<_, super::Applies>(future)
     }
 
     #[test]
     fn a_future_run_in_place_gives_its_result_or_its_panic() {
-        assert!(matches!(run_now(async { Ok(json!(1)) }), Now::Ran(Ok(Ok(value))) if value == 1));
+        let ran = run_now(async { Ok(Produced::Value(json!(1))) });
+        assert!(matches!(ran, Now::Ran(Ok(Ok(Produced::Value(value)))) if value == 1));
         let panicked = run_now(async { panic!("blew up") });
         assert!(matches!(panicked, Now::Ran(Err(_))));
     }
@@ -350,7 +395,7 @@ mod tests {
     fn a_future_that_waits_after_all_is_stopped_with_an_error() {
         let waits = run_now(async {
             std::future::pending::<()>().await;
-            Ok(Value::Null)
+            Ok(Produced::Value(Value::Null))
         });
         let Now::Ran(Ok(Err(error))) = waits else {
             panic!("a future that waits is stopped with an error");
@@ -381,5 +426,55 @@ mod tests {
             error.message.contains("could not be turned into JSON"),
             "{error:?}"
         );
+    }
+
+    #[derive(serde::Serialize)]
+    struct Hours {
+        close: u8,
+        open: u8,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Reordered {
+        open: u8,
+        close: u8,
+    }
+
+    #[test]
+    fn a_result_asked_for_as_text_is_its_values_text_or_the_value() {
+        let text = output_as(Hours { close: 17, open: 9 }, ResultForm::Text);
+        assert_eq!(
+            text,
+            Ok(Produced::Text(br#"{"close":17,"open":9}"#.to_vec()))
+        );
+        // Its keys sorted, as the value's are.
+        let reordered = output_as(Reordered { open: 9, close: 17 }, ResultForm::Text);
+        assert_eq!(
+            reordered,
+            Ok(Produced::Text(br#"{"close":17,"open":9}"#.to_vec()))
+        );
+        // Where the text written directly would not be the value's, the value.
+        let narrow = output_as(vec![0.1f32], ResultForm::Text);
+        assert_eq!(narrow, Ok(Produced::Value(json!([0.1f32]))));
+        // A value is kept as it is, in either form.
+        let value = json!({"b": 1, "a": [2]});
+        for form in [ResultForm::Text, ResultForm::Value] {
+            assert_eq!(
+                output_as(value.clone(), form),
+                Ok(Produced::Value(value.clone()))
+            );
+        }
+        // Asked for as a value, a value.
+        let as_value = output_as(Hours { close: 17, open: 9 }, ResultForm::Value);
+        assert_eq!(
+            as_value,
+            Ok(Produced::Value(json!({"close": 17, "open": 9})))
+        );
+        // What cannot be JSON gives the value path's error in either form.
+        for form in [ResultForm::Text, ResultForm::Value] {
+            let not_json = std::collections::HashMap::from([((1, 2), "a")]);
+            let error = output_as(not_json, form).unwrap_err();
+            assert!(error.message.contains("could not be turned into JSON"));
+        }
     }
 }

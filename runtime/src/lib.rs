@@ -95,6 +95,7 @@ pub mod input;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+mod output;
 pub mod policy;
 pub mod progress;
 pub mod rate_limits;

@@ -35,7 +35,7 @@ pub(super) fn invoke_items(item: &ItemFn, function: &ToolFn) -> TokenStream {
     } else {
         quote!(let __context = __context();)
     };
-    let (ok_type, convert) = conversion(function);
+    let (ok_type, convert) = conversion(function, item.sig.asyncness.is_some());
     // The context's parts are taken inside the tool's future, so they are taken only for a
     // call that was authorized and is running.
     let bindings = quote!(#(#bindings)*);
@@ -188,6 +188,7 @@ fn invoke_now(item: &ItemFn, idents: &[&syn::Ident]) -> TokenStream {
             __context: &mut dyn ::core::ops::FnMut() -> ::toolgate::ToolContext,
             __arguments: ::toolgate::__private::ExactInput<'_>,
             __may_run: &mut dyn ::core::ops::FnMut() -> bool,
+            __form: ::toolgate::__private::ResultForm,
         ) -> ::toolgate::__private::Now {
             let ::core::option::Option::Some(__read) = __arguments.read::<__ExactArguments>() else {
                 return ::toolgate::__private::Now::Unread;
@@ -196,7 +197,7 @@ fn invoke_now(item: &ItemFn, idents: &[&syn::Ident]) -> TokenStream {
                 return ::toolgate::__private::Now::NotRun;
             }
             let __arguments = __ToolArguments { #(#idents: __read.#idents),* };
-            __launch(__context, __arguments, ::toolgate::__private::RunNow)
+            __launch(__context, __arguments, ::toolgate::__private::RunNow(__form))
         }
     }
 }
@@ -273,6 +274,7 @@ fn call(
             __launcher: __Launcher,
         ) -> __Launcher::Output {
             #context_made
+            let __form = ::toolgate::__private::Launch::form(&__launcher);
             #launched
         }
 
@@ -282,12 +284,21 @@ fn call(
     }
 }
 
-/// The type of a successful result, and the code turning `__output` into the call's result.
-fn conversion(function: &ToolFn) -> (Type, TokenStream) {
+/// The type of a successful result, and the code turning `__output` into the call's result:
+/// a value for a synchronous function, the form `__form` asks for in an async one.
+fn conversion(function: &ToolFn, asynchronous: bool) -> (Type, TokenStream) {
     let output_span = function.output_span;
+    // The value's name takes the span too: a misfit type is reported at the return type.
+    let to_json = |span, value: &str| {
+        let value = syn::Ident::new(value, span);
+        match asynchronous {
+            true => quote_spanned!(span=> ::toolgate::__private::output_as(#value, __form)),
+            false => quote_spanned!(span=> ::toolgate::__private::output_to_value(#value)),
+        }
+    };
     match &function.output {
         Output::Result { ok } => {
-            let ok_to_value = quote_spanned!(syn::spanned::Spanned::span(ok)=> ::toolgate::__private::output_to_value(__value));
+            let ok_to_value = to_json(syn::spanned::Spanned::span(ok), "__value");
             let convert = quote_spanned!(output_span=>
                 match __output {
                     ::core::result::Result::Ok(__value) => #ok_to_value,
@@ -301,9 +312,6 @@ fn conversion(function: &ToolFn) -> (Type, TokenStream) {
             );
             (ok.clone(), convert)
         }
-        Output::Plain(ty) => (
-            ty.clone(),
-            quote_spanned!(output_span=> ::toolgate::__private::output_to_value(__output)),
-        ),
+        Output::Plain(ty) => (ty.clone(), to_json(output_span, "__output")),
     }
 }

@@ -120,9 +120,14 @@ pub type ExactInvoke =
     fn(&mut dyn FnMut() -> crate::ToolContext, ExactInput<'_>) -> Option<crate::ToolFuture>;
 
 /// A `#[tool]`'s way in for a call that runs in place: its context (made on demand), its
-/// arguments, and whether it may run (asked once the arguments are read).
-pub type NowInvoke =
-    fn(&mut dyn FnMut() -> crate::ToolContext, ExactInput<'_>, &mut dyn FnMut() -> bool) -> Now;
+/// arguments, whether it may run (asked once the arguments are read), and the form its
+/// result is wanted in.
+pub type NowInvoke = fn(
+    &mut dyn FnMut() -> crate::ToolContext,
+    ExactInput<'_>,
+    &mut dyn FnMut() -> bool,
+    crate::output::ResultForm,
+) -> Now;
 
 /// What came of a [`NowInvoke`].
 pub enum Now {
@@ -130,8 +135,8 @@ pub enum Now {
     Unread,
     /// Read, but not to be run now.
     NotRun,
-    /// Run: what the function gave, or the panic it stopped with.
-    Ran(Result<crate::tool::ToolResult, Box<dyn std::any::Any + Send>>),
+    /// Run: what the function gave (in the form asked for), or the panic it stopped with.
+    Ran(Result<Result<crate::output::Produced, crate::ToolError>, Box<dyn std::any::Any + Send>>),
 }
 
 /// Arguments as they arrived, to be read straight into a tool's argument struct.

@@ -19,6 +19,7 @@ use crate::http::errors::ApiError;
 use crate::http::extract::Authenticated;
 use crate::http::outcome::{outcome_response, outcomes_response};
 use crate::http::wire::{Calls, parse_call_request};
+use crate::registry::Answer;
 use crate::registry::{BatchOptions, CallOptions};
 
 type Shares = State<Arc<Shared>>;
@@ -105,15 +106,15 @@ pub(crate) async fn call_tools(
     let registry = &shared.registry;
     let calls = match request.calls {
         Calls::One(call) => {
-            let outcome = if request.dry_run {
+            let outcome: Answer = if request.dry_run {
                 let options = CallOptions {
                     dry_run: true,
                     ..CallOptions::default()
                 };
-                registry.call_with(&caller, call, options).await
+                registry.call_with(&caller, call, options).await.into()
             } else {
-                // Without options to take apart.
-                registry.call(&caller, call).await
+                // Without options to take apart; a result that can be is given as its text.
+                registry.call_answered(&caller, call).await
             };
             return Ok(outcome_response(outcome));
         }

@@ -1,8 +1,9 @@
 //! Outcomes on the wire: what `POST /tools/call` answers. One outcome's JSON is written
 //! with its keys as they are: the keys are constants, and serde would escape each of them
 //! again on every response (about a tenth of what the endpoint adds to a bare handler).
-//! The result, error and `ui` go through serde as ever; the call's duration is written
-//! from its nanoseconds where its text is their plain decimal. The text is exactly
+//! The result, error and `ui` go through serde as ever, or, for a result that came as its
+//! value's text (see [`Answer`]), as that text; the call's duration is written from its
+//! nanoseconds where its text is their plain decimal. The text is exactly
 //! [`OutcomeBody`]'s serialization (tests hold the two together).
 
 use std::time::Duration;
@@ -18,6 +19,8 @@ use smol_str::SmolStr;
 
 use crate::call::ToolOutcome;
 use crate::error::ToolError;
+use crate::output::Produced;
+use crate::registry::Answer;
 use crate::time::millis;
 
 /// One outcome as JSON: `{"call_id", "tool", "ok", "result" | "error", "duration_ms", "ui"?}`.
@@ -69,12 +72,13 @@ impl From<ToolOutcome> for OutcomeBody {
 const OUTCOME_CAPACITY: usize = 512;
 
 /// One outcome as a JSON response, written into a buffer sized for it.
-pub(crate) fn outcome_response(outcome: ToolOutcome) -> Response {
+pub(crate) fn outcome_response(outcome: impl Into<Answer>) -> Response {
+    let answer = outcome.into();
     let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY);
-    match write_outcome(&mut bytes, &outcome) {
+    match write_outcome(&mut bytes, &answer) {
         Ok(()) => json_response(bytes),
         // axum's own answer to a body that cannot be written.
-        Err(_) => Json(OutcomeBody::from(outcome)).into_response(),
+        Err(_) => Json(OutcomeBody::from(ToolOutcome::from(answer))).into_response(),
     }
 }
 
@@ -86,11 +90,15 @@ struct Outcomes {
 
 /// A batch's outcomes as a JSON response (see [`Outcomes`]).
 pub(crate) fn outcomes_response(outcomes: Vec<ToolOutcome>) -> Response {
-    let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY * outcomes.len().max(1));
-    match write_outcomes(&mut bytes, &outcomes) {
+    let answers: Vec<Answer> = outcomes.into_iter().map(Answer::from).collect();
+    let mut bytes = Vec::with_capacity(OUTCOME_CAPACITY * answers.len().max(1));
+    match write_outcomes(&mut bytes, &answers) {
         Ok(()) => json_response(bytes),
         Err(_) => {
-            let outcomes = outcomes.into_iter().map(OutcomeBody::from).collect();
+            let outcomes = answers
+                .into_iter()
+                .map(|answer| OutcomeBody::from(ToolOutcome::from(answer)))
+                .collect();
             Json(Outcomes { outcomes }).into_response()
         }
     }
@@ -108,11 +116,17 @@ const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// Appends `outcome` as compact JSON to `out`: the text of its [`OutcomeBody`], written
 /// from the outcome itself.
-fn write_outcome(out: &mut Vec<u8>, outcome: &ToolOutcome) -> serde_json::Result<()> {
+fn write_outcome(out: &mut Vec<u8>, outcome: &Answer) -> serde_json::Result<()> {
     text_field(out, br#"{"call_id":""#, &outcome.call_id)?;
     text_field(out, br#","tool":""#, &outcome.tool)?;
+    const OK: &[u8] = br#","ok":true,"result":"#;
     match &outcome.result {
-        Ok(result) => field(out, br#","ok":true,"result":"#, result)?,
+        Ok(Produced::Value(result)) => field(out, OK, result)?,
+        // The text of the result's value, which serde would write.
+        Ok(Produced::Text(text)) => {
+            out.extend_from_slice(OK);
+            out.extend_from_slice(text);
+        }
         Err(error) => field(out, br#","ok":false,"error":"#, error)?,
     }
     out.extend_from_slice(br#","duration_ms":"#);
@@ -128,7 +142,7 @@ fn write_outcome(out: &mut Vec<u8>, outcome: &ToolOutcome) -> serde_json::Result
 }
 
 /// Appends [`Outcomes`] of `outcomes` as compact JSON to `out`.
-fn write_outcomes(out: &mut Vec<u8>, outcomes: &[ToolOutcome]) -> serde_json::Result<()> {
+fn write_outcomes(out: &mut Vec<u8>, outcomes: &[Answer]) -> serde_json::Result<()> {
     out.extend_from_slice(br#"{"outcomes":["#);
     for (index, outcome) in outcomes.iter().enumerate() {
         if index > 0 {
@@ -256,14 +270,20 @@ mod tests {
         }
     }
 
-    /// `outcome` written here is what serde writes for its [`OutcomeBody`].
+    /// `outcome` written here is what serde writes for its [`OutcomeBody`]: its result as
+    /// a value, and as the value's text.
     fn same_as_serde(outcome: &ToolOutcome) {
+        let expected = serde_json::to_string(&OutcomeBody::from(outcome.clone())).unwrap();
+        let mut answer = Answer::from(outcome.clone());
         let mut written = Vec::new();
-        write_outcome(&mut written, outcome).unwrap();
-        assert_eq!(
-            String::from_utf8(written).unwrap(),
-            serde_json::to_string(&OutcomeBody::from(outcome.clone())).unwrap()
-        );
+        write_outcome(&mut written, &answer).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), expected);
+        if let Ok(value) = &outcome.result {
+            answer.result = Ok(Produced::Text(crate::output::value_text(value).unwrap()));
+            let mut written = Vec::new();
+            write_outcome(&mut written, &answer).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), expected);
+        }
     }
 
     #[test]
@@ -346,8 +366,9 @@ mod tests {
                     outcome(n % 2 == 0, (n == 1).then_some("card"), n == 2, duration)
                 })
                 .collect();
+            let answers: Vec<Answer> = outcomes.iter().cloned().map(Answer::from).collect();
             let mut written = Vec::new();
-            write_outcomes(&mut written, &outcomes).unwrap();
+            write_outcomes(&mut written, &answers).unwrap();
             let list = Outcomes {
                 outcomes: outcomes.into_iter().map(OutcomeBody::from).collect(),
             };
@@ -361,7 +382,8 @@ mod tests {
     #[test]
     fn appends_to_what_the_buffer_holds() {
         let mut written = b"[".to_vec();
-        write_outcome(&mut written, &outcome(true, None, false, Duration::ZERO)).unwrap();
+        let answer = Answer::from(outcome(true, None, false, Duration::ZERO));
+        write_outcome(&mut written, &answer).unwrap();
         assert!(written.starts_with(br#"[{"call_id":"#));
         assert!(written.ends_with(b"}"));
     }

@@ -6,11 +6,13 @@
 //! copy reads in wider pieces than the writes were made in).
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
+use crate::registry::answer::Ending;
 use crate::registry::execute::execute;
 use crate::registry::now::{self, Continuation, Rest, wait_on};
 use std::sync::Arc;
@@ -25,11 +27,14 @@ use crate::registry::{CallOptions, Registry};
 /// continuation in `waiting`, polled once already. Called once: it takes out of `self` what
 /// it keeps, and what is left is dropped with the future.
 pub(crate) trait Begin<'a> {
+    /// What the call's future gives.
+    type Ending: From<ToolOutcome>;
+
     fn begin(
         &mut self,
         context: &mut Context<'_>,
         waiting: &mut Option<Continuation<'a>>,
-    ) -> Poll<ToolOutcome>;
+    ) -> Poll<Self::Ending>;
 }
 
 /// A call's future: [`Begin`] in its first poll, then the continuation, if any.
@@ -51,9 +56,9 @@ impl<'a, B: Begin<'a> + Unpin> Calling<'a, B> {
 }
 
 impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
-    type Output = ToolOutcome;
+    type Output = B::Ending;
 
-    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<ToolOutcome> {
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<B::Ending> {
         let this = self.get_mut();
         if !this.begun {
             this.begun = true;
@@ -61,42 +66,47 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
             return this.begin.begin(context, &mut this.waiting);
         }
         match &mut this.waiting {
-            Some(waiting) => waiting.as_mut().poll(context),
+            Some(waiting) => waiting.as_mut().poll(context).map(B::Ending::from),
             None => panic!("a call's future was polled after it finished"),
         }
     }
 }
 
-/// A single call, to the registry's tools as they are when it begins.
-pub(crate) struct Single<'a> {
+/// A single call, to the registry's tools as they are when it begins, ending in `E` (a
+/// [`ToolOutcome`], or an [`Answer`](super::answer::Answer) for a caller that writes it out).
+pub(crate) struct Single<'a, E = ToolOutcome> {
     pub(crate) registry: &'a Registry,
     pub(crate) caller: &'a Caller,
     pub(crate) call: ToolCall,
     /// Its options, if any are set (apart: most calls have none, and every call's future
     /// would carry their room; shared with what goes on after a wait, which needs them too).
     pub(crate) options: Option<Arc<Options>>,
+    pub(crate) ending: PhantomData<fn() -> E>,
 }
 
-impl<'a> Begin<'a> for Single<'a> {
+impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
+    type Ending = E;
+
     // Inlined: the outcome it gives is large, and a call boundary would copy it once more.
     #[inline]
     fn begin(
         &mut self,
         context: &mut Context<'_>,
         waiting: &mut Option<Continuation<'a>>,
-    ) -> Poll<ToolOutcome> {
+    ) -> Poll<E> {
         let Single {
             registry,
             caller,
             call,
             options,
+            ..
         } = self;
         let (registry, caller) = (*registry, *caller);
         let config = &registry.inner.config;
         let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
         if !now::immediate_in(config, dry_run) {
             let fully = Box::pin(registry.call_fully(caller, call.take(), options.take()));
-            return wait_on(waiting, fully, context);
+            return wait_on(waiting, fully, context).map(E::from);
         }
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
@@ -179,6 +189,8 @@ pub(crate) struct InBatch<'a> {
 }
 
 impl<'a> Begin<'a> for InBatch<'a> {
+    type Ending = ToolOutcome;
+
     #[inline]
     fn begin(
         &mut self,

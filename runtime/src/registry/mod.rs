@@ -1,5 +1,8 @@
 //! The registry: which tools exist, who may see them, and running calls.
 
+mod answer;
+#[cfg(feature = "axum")]
+pub(crate) use answer::Answer;
 mod batch;
 mod builder;
 mod calling;
@@ -22,6 +25,7 @@ mod search;
 mod snapshot;
 
 use std::collections::BTreeSet;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -259,6 +263,25 @@ impl Registry {
             caller,
             call,
             options: None,
+            ending: PhantomData,
+        })
+    }
+
+    /// [`call`](Self::call) for a caller that writes the outcome out as JSON (the HTTP
+    /// endpoint): a tool that runs in place may give its result as its value's text, which
+    /// the caller writes as it is (never made into a value, written and dropped).
+    #[cfg(feature = "axum")]
+    pub(crate) fn call_answered<'a>(
+        &'a self,
+        caller: &'a Caller,
+        call: ToolCall,
+    ) -> impl Future<Output = Answer> + Send + 'a {
+        Calling::new(Single {
+            registry: self,
+            caller,
+            call,
+            options: None,
+            ending: PhantomData,
         })
     }
 
@@ -291,6 +314,7 @@ impl Registry {
             caller,
             call,
             options,
+            ending: PhantomData,
         })
     }
 

@@ -19,7 +19,9 @@ use crate::arguments::ToolArguments;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::context::CancellationToken;
 use crate::exact::Now;
+use crate::output::{Produced, ProducedResult, ResultForm};
 use crate::registry::Config;
+use crate::registry::answer::Ending;
 use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand, read_arguments};
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
@@ -27,7 +29,7 @@ use crate::registry::execute::{
     settled_name, start_with,
 };
 use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
-use crate::registry::perform::{Tool, contain_tool, ran, wait};
+use crate::registry::perform::{Tool, contain_tool, ran, ran_in_place, wait};
 use crate::registry::record::{Concluded, Trail, audit};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
@@ -70,7 +72,7 @@ pub(crate) struct Rest {
 // program to the next, and where it did, its values were spilled and read back around the
 // tool's run (measured there: 6 ns a call slower than with it apart).
 #[inline(never)]
-pub(crate) fn begin<'a>(
+pub(crate) fn begin<'a, O: Ending>(
     run: Run<'_>,
     config: &'a Config,
     snapshot: &Snapshot,
@@ -78,7 +80,7 @@ pub(crate) fn begin<'a>(
     context: &mut Context<'_>,
     go_on: impl FnOnce(Rest) -> Continuation<'a>,
     waiting: &mut Option<Continuation<'a>>,
-) -> Poll<ToolOutcome> {
+) -> Poll<O> {
     debug_assert!(immediate(&run), "a call whose path waits begins in full");
     let ToolCall {
         id,
@@ -94,7 +96,8 @@ pub(crate) fn begin<'a>(
     // Application code on the way (a tool's reading of its arguments, the policy) is
     // contained as on the full path.
     let mut attempt = |trail: &mut _, ended: &mut _| {
-        attempt(&run, snapshot, id, name, arguments, trail, ended, context)
+        let call = (id.as_str(), name.as_str(), O::FORM);
+        attempt(&run, snapshot, call, arguments, trail, ended, context)
     };
     let on_the_way = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail, &mut ended))) {
         Ok(None) => None,
@@ -107,7 +110,7 @@ pub(crate) fn begin<'a>(
                 trail,
                 waits,
             };
-            return wait_on(waiting, go_on(rest), context);
+            return wait_on(waiting, go_on(rest), context).map(O::from);
         }
         Err(payload) => Some(payload),
     };
@@ -131,7 +134,7 @@ pub(crate) fn begin<'a>(
         outcome: audited.outcome(take(id), name, result, &mut trail),
         writing: Some(writing),
     };
-    wait_on(waiting, Box::pin(concluded.written()), context)
+    wait_on(waiting, Box::pin(concluded.written()), context).map(O::from)
 }
 
 /// Whether nothing on the path of `run`'s calls waits before the tool runs (decided before
@@ -170,17 +173,16 @@ enum Waits {
 }
 
 /// Finds the tool, reads the arguments and authorizes the call (running a tool that
-/// finishes when first polled in place), then runs it: as far as it goes without waiting.
-/// A call that ends has its result written in `ended`; one that waits says what for.
-#[allow(clippy::too_many_arguments)] // the call's parts, borrowed where they are held
+/// finishes when first polled in place, its result in `form`), then runs it: as far as it
+/// goes without waiting. A call that ends has its result written in `ended`; one that waits
+/// says what for.
 fn attempt<'s>(
     run: &Run<'_>,
     snapshot: &'s Snapshot,
-    id: &str,
-    name: &str,
+    (id, name, form): (&str, &str, ResultForm),
     arguments: &mut ToolArguments,
     trail: &mut Trail<'s>,
-    ended: &mut Option<ToolResult>,
+    ended: &mut Option<ProducedResult>,
     context: &mut Context<'_>,
 ) -> Option<Waits> {
     let entry = match found(run, snapshot, name, trail) {
@@ -188,7 +190,7 @@ fn attempt<'s>(
         Err(error) => return end(ended, Err(error)),
     };
     // Read (and decided, where a tool that runs in place asked); else read here.
-    let read = match in_place(run, entry, id, arguments, trail, ended) {
+    let read = match in_place(run, entry, (id, form), arguments, trail, ended) {
         InPlace::Ran => {
             // Taken where they are held, at the last moment: see `calling`.
             if run.config.governance.audits() {
@@ -235,7 +237,7 @@ fn attempt<'s>(
 }
 
 /// The call's end, with `result` (written in `ended`).
-fn end(ended: &mut Option<ToolResult>, result: ToolResult) -> Option<Waits> {
+fn end(ended: &mut Option<ProducedResult>, result: ProducedResult) -> Option<Waits> {
     *ended = Some(result);
     None
 }
@@ -255,7 +257,7 @@ fn poll_once<'e>(
     id: &str,
     cleared: Cleared,
     trail: &mut Trail<'e>,
-    ended: &mut Option<ToolResult>,
+    ended: &mut Option<ProducedResult>,
     context: &mut Context<'_>,
 ) -> Option<Waits> {
     let Cleared {
@@ -284,13 +286,13 @@ fn finished<'e>(
     entry: &'e Arc<Entry>,
     arguments: Checked,
     result: ToolResult,
-    ended: &mut Option<ToolResult>,
+    ended: &mut Option<ProducedResult>,
     trail: &mut Trail<'e>,
 ) -> Option<Waits> {
     if run.config.governance.audits() {
         trail.keep(arguments, entry);
     }
-    end(ended, result)
+    end(ended, result.map(Produced::Value))
 }
 
 /// How far a tool that runs in place got (its arguments left where they are held).
@@ -308,14 +310,15 @@ enum InPlace {
 
 /// Reads the arguments straight into the parameters of a tool that finishes when first
 /// polled, authorizes the call, and runs the function in place: no future made or boxed.
+/// Its result comes in `form`, unless it is content (checked as a value).
 #[inline]
 fn in_place(
     run: &Run<'_>,
     entry: &Arc<Entry>,
-    id: &str,
+    (id, form): (&str, ResultForm),
     arguments: &mut ToolArguments,
     trail: &mut Trail<'_>,
-    ended: &mut Option<ToolResult>,
+    ended: &mut Option<ProducedResult>,
 ) -> InPlace {
     let Some((exact, input)) = exact_input(run.config, entry, arguments, false) else {
         return InPlace::No;
@@ -335,13 +338,17 @@ fn in_place(
             false
         }
     };
+    let form = match entry.definition.returns_content {
+        true => ResultForm::Value,
+        false => form,
+    };
     // A token made for the function's context is let go uncancelled: the function is done.
     let (now, _token) = on_demand(run.config, &run.running(id), |context| {
-        invoke(context, input, &mut may_run)
+        invoke(context, input, &mut may_run, form)
     });
     match (now, stopped) {
         (Now::Ran(done), _) => {
-            *ended = Some(ran(entry, done));
+            *ended = Some(ran_in_place(entry, done));
             InPlace::Ran
         }
         (Now::NotRun, Some(authorization)) => InPlace::Stopped(authorization),

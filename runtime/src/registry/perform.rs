@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
+use crate::output::{Produced, ProducedResult, into_tool_result};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
 use crate::registry::checked::{Started, on_demand};
@@ -110,6 +111,19 @@ pub(crate) fn ran(entry: &Entry, finished: Ran) -> ToolResult {
         finished => ran_otherwise(entry, finished),
     }
 }
+
+/// [`ran`] for a tool run in place, whose result may be text (never content: content is
+/// asked for as a value, to be checked).
+#[inline]
+pub(crate) fn ran_in_place(entry: &Entry, finished: RanInPlace) -> ProducedResult {
+    match finished {
+        Ok(Ok(produced)) if !entry.definition.returns_content => Ok(produced),
+        finished => ran_otherwise(entry, finished.map(into_tool_result)).map(Produced::Value),
+    }
+}
+
+/// What a tool run in place gives: its result, or the panic it was stopped by.
+pub(crate) type RanInPlace = Result<ProducedResult, Box<dyn Any + Send>>;
 
 /// What a tool gave that is not a plain value: content to check, an error or a panic.
 #[inline(never)]

@@ -18,7 +18,9 @@ use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
+use crate::output::{Produced, ProducedResult, ResultValue};
 use crate::registry::Config;
+use crate::registry::answer::{Answer, Ending};
 use crate::registry::checked::Checked;
 use crate::registry::config::Governance;
 use crate::registry::contain::contained;
@@ -264,7 +266,7 @@ pub(crate) fn finish<'a>(
     trail: &mut Trail<'_>,
 ) -> Concluded<'a> {
     let audited = audit(config, caller, (&call_id, &tool), &result, started, trail);
-    let outcome = audited.outcome(call_id, tool, result, trail);
+    let outcome = audited.outcome(call_id, tool, result.map(Produced::Value), trail);
     Concluded {
         outcome,
         writing: audited.writing,
@@ -279,24 +281,25 @@ pub(crate) struct Audited<'a> {
 }
 
 impl Audited<'_> {
-    /// The call's outcome. Apart from [`audit`], which only borrows the call: a caller that
-    /// returns the outcome at once makes it where it returns it, not once more before.
+    /// The call's outcome (or answer, see [`Ending`]). Apart from [`audit`], which only
+    /// borrows the call: a caller that returns the outcome at once makes it where it
+    /// returns it, not once more before.
     #[inline(always)]
-    pub(crate) fn outcome(
+    pub(crate) fn outcome<O: Ending>(
         &self,
         call_id: SmolStr,
         tool: SmolStr,
-        result: ToolResult,
+        result: ProducedResult,
         trail: &mut Trail<'_>,
-    ) -> ToolOutcome {
-        ToolOutcome {
+    ) -> O {
+        O::made(Answer {
             call_id,
             tool,
             is_content: trail.content && result.is_ok(),
             result,
             duration: self.duration,
             ui: trail.ui.take(),
-        }
+        })
     }
 }
 
@@ -307,7 +310,7 @@ pub(crate) fn audit<'a>(
     config: &'a Config,
     caller: &Caller,
     (call_id, tool): (&SmolStr, &SmolStr),
-    result: &ToolResult,
+    result: &Result<impl ResultValue, ToolError>,
     started: Moment,
     trail: &mut Trail<'_>,
 ) -> Audited<'a> {
@@ -319,7 +322,7 @@ pub(crate) fn audit<'a>(
             call_id: call_id.to_string(),
             tool: tool.to_string(),
             ok: result.is_ok(),
-            result: result.as_ref().ok().cloned(),
+            result: result.as_ref().ok().map(ResultValue::value),
             error: result.as_ref().err().cloned(),
             duration_ms: crate::time::millis(duration),
             ui: trail.ui.clone(),
