@@ -58,7 +58,10 @@ impl ResultValue for Produced {
     }
 }
 
-/// A value's text, read back (it was written by serde_json, so it reads).
+/// A value's text, read back (it was written by serde_json, so it reads). Apart and cold:
+/// results that are values, most of them, only pass by it.
+#[cold]
+#[inline(never)]
 fn parsed(text: &[u8]) -> Value {
     serde_json::from_slice(text).unwrap_or_else(|error| {
         let text = String::from_utf8_lossy(text);
