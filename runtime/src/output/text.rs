@@ -22,8 +22,9 @@ use smallvec::SmallVec;
 pub(crate) fn value_text<T: Serialize + ?Sized>(output: &T) -> Option<Vec<u8>> {
     let mut untouched = Untouched(true);
     let mut writes = AsValueWrites {
-        // Room for a small result: growing from nothing would reallocate several times.
-        out: Vec::with_capacity(128),
+        // Room for a small result (and its entries sorted): growing from nothing would
+        // reallocate several times.
+        out: Vec::with_capacity(256),
         ..AsValueWrites::default()
     };
     output
@@ -124,11 +125,11 @@ impl AsValueWrites {
 
     /// Puts the entries of the object opened at `open`, out of order, in the order of
     /// their keys, as a value's map holds them; a key given twice stops the writer (a value
-    /// keeps one).
-    #[cold]
+    /// keeps one). The sorted entries are written after the text, then moved over the
+    /// object's: no buffer of their own.
     fn sort_entries(&mut self, open: Open) -> io::Result<()> {
-        let entries = &self.entries[open.first_entry..];
-        let mut order: SmallVec<[Entry; 8]> = entries.iter().copied().collect();
+        let mut order: SmallVec<[Entry; 8]> =
+            self.entries[open.first_entry..].iter().copied().collect();
         order.sort_unstable_by(|a, b| self.key(a).cmp(self.key(b)));
         if order
             .windows(2)
@@ -136,15 +137,15 @@ impl AsValueWrites {
         {
             return Err(differs("a key given twice"));
         }
-        let written = self.out.split_off(open.brace + 1);
-        let base = open.brace + 1;
+        let (base, end) = (open.brace + 1, self.out.len());
         for (index, entry) in order.iter().enumerate() {
             if index > 0 {
                 self.out.push(b',');
             }
-            self.out
-                .extend_from_slice(&written[entry.start - base..entry.end - base]);
+            self.out.extend_from_within(entry.start..entry.end);
         }
+        self.out.copy_within(end.., base);
+        self.out.truncate(end);
         Ok(())
     }
 }
