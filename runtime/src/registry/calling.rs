@@ -75,13 +75,31 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
 /// A single call, to the registry's tools as they are when it begins, ending in `E` (a
 /// [`ToolOutcome`], or an [`Answer`](super::answer::Answer) for a caller that writes it out).
 pub(crate) struct Single<'a, E = ToolOutcome> {
-    pub(crate) registry: &'a Registry,
-    pub(crate) caller: &'a Caller,
-    pub(crate) call: ToolCall,
+    registry: &'a Registry,
+    caller: &'a Caller,
+    call: ToolCall,
     /// Its options, if any are set (apart: most calls have none, and every call's future
     /// would carry their room; shared with what goes on after a wait, which needs them too).
-    pub(crate) options: Option<Arc<Options>>,
-    pub(crate) ending: PhantomData<fn() -> E>,
+    options: Option<Arc<Options>>,
+    ending: PhantomData<fn() -> E>,
+}
+
+impl<'a, E> Single<'a, E> {
+    /// A call of `registry`'s tools for `caller`, with its options if any are set.
+    pub(crate) fn new(
+        registry: &'a Registry,
+        caller: &'a Caller,
+        call: ToolCall,
+        options: Option<Arc<Options>>,
+    ) -> Self {
+        Single {
+            registry,
+            caller,
+            call,
+            options,
+            ending: PhantomData,
+        }
+    }
 }
 
 impl<'a, E: Ending> Begin<'a> for Single<'a, E> {

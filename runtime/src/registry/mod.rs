@@ -25,7 +25,6 @@ mod search;
 mod snapshot;
 
 use std::collections::BTreeSet;
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -258,13 +257,7 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        Calling::new(Single {
-            registry: self,
-            caller,
-            call,
-            options: None,
-            ending: PhantomData,
-        })
+        Calling::new(Single::new(self, caller, call, None))
     }
 
     /// [`call`](Self::call) for a caller that writes the outcome out as JSON (the HTTP
@@ -276,13 +269,7 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = Answer> + Send + 'a {
-        Calling::new(Single {
-            registry: self,
-            caller,
-            call,
-            options: None,
-            ending: PhantomData,
-        })
+        Calling::new(Single::new(self, caller, call, None))
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.
@@ -309,13 +296,7 @@ impl Registry {
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
         let options = Options::from(options);
         let options = (!options.is_plain()).then(|| Arc::new(options));
-        Calling::new(Single {
-            registry: self,
-            caller,
-            call,
-            options,
-            ending: PhantomData,
-        })
+        Calling::new(Single::new(self, caller, call, options))
     }
 
     /// A call down the full path.
