@@ -4,12 +4,15 @@
 //! shape, including those a value reorders, merges or holds otherwise.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use toolgate::audit::{AuditRecord, AuditSink};
 use toolgate::http::{AuthError, HttpOptions, router};
 use toolgate::prelude::*;
 use tower::ServiceExt;
@@ -115,8 +118,21 @@ fn value_texts() -> Vec<(&'static str, Option<String>)> {
     ]
 }
 
+/// Counts the records it is given (an outcome then waits for its record to be written).
+#[derive(Clone, Default)]
+struct Counting(Arc<AtomicUsize>);
+
+impl AuditSink for Counting {
+    fn record(&self, _: &AuditRecord) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 fn app() -> axum::Router {
-    let registry = Registry::builder().roles(["staff"]).build().unwrap();
+    app_of(Registry::builder().roles(["staff"]).build().unwrap())
+}
+
+fn app_of(registry: Registry) -> axum::Router {
     let authenticate = |_: &axum::http::request::Parts| -> Result<Caller, AuthError> {
         Ok(Caller::new("ana", "staff"))
     };
@@ -154,13 +170,29 @@ fn result_text(outcome: &Written<'_>) -> Result<String, String> {
 
 #[tokio::test]
 async fn a_single_calls_result_is_written_as_its_value_would_be_and_as_in_a_batch() {
-    let app = app();
+    same_text_every_way(&app()).await;
+}
+
+#[tokio::test]
+async fn the_same_holds_where_an_outcome_waits_for_its_record() {
+    let sink = Counting::default();
+    let registry = Registry::builder()
+        .roles(["staff"])
+        .audit_sink(sink.clone())
+        .build()
+        .unwrap();
+    same_text_every_way(&app_of(registry)).await;
+    // Every call, single or in a batch, was recorded.
+    assert_eq!(sink.0.load(Ordering::Relaxed), 2 * value_texts().len());
+}
+
+async fn same_text_every_way(app: &axum::Router) {
     for (tool, expected) in value_texts() {
-        let single = post(&app, json!({"name": tool, "arguments": {}})).await;
+        let single = post(app, json!({"name": tool, "arguments": {}})).await;
         let single: Written<'_> = serde_json::from_str(&single).unwrap();
         let single = result_text(&single);
 
-        let batch = post(&app, json!({"calls": [{"name": tool, "arguments": {}}]})).await;
+        let batch = post(app, json!({"calls": [{"name": tool, "arguments": {}}]})).await;
         let batch: BTreeMap<String, Vec<Written<'_>>> = serde_json::from_str(&batch).unwrap();
         let in_batch = result_text(&batch["outcomes"][0]);
 

@@ -73,6 +73,12 @@ impl Governance {
         !self.sinks.is_empty() || self.audit.is_some()
     }
 
+    /// Whether a call's record may be written after it ends, its outcome waiting for that
+    /// (a sink, or a store other than the default history, which keeps records at once).
+    pub(crate) fn records_may_wait(&self) -> bool {
+        !self.sinks.is_empty() || (self.audit.is_some() && self.history.is_none())
+    }
+
     /// Whether each call is recorded before it runs ([`AuditMode::BeforeRun`]).
     pub(crate) fn records_before_run(&self) -> bool {
         self.audit.is_some() && self.audit_mode == AuditMode::BeforeRun

@@ -95,8 +95,14 @@ pub(crate) fn begin<'a, O: Ending>(
     let mut ended = None;
     // Application code on the way (a tool's reading of its arguments, the policy) is
     // contained as on the full path.
+    // An outcome that waits for its record is made as a value: a result written as text
+    // would be read back.
+    let form = match config.governance.records_may_wait() {
+        true => ResultForm::Value,
+        false => O::FORM,
+    };
     let mut attempt = |trail: &mut _, ended: &mut _| {
-        let call = (id.as_str(), name.as_str(), O::FORM);
+        let call = (id.as_str(), name.as_str(), form);
         attempt(&run, snapshot, call, arguments, trail, ended, context)
     };
     let on_the_way = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail, &mut ended))) {
