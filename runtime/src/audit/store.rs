@@ -9,7 +9,7 @@ use crate::store::error::StoreFuture;
 /// [`append`](AuditStore::append) before it answers a call, so an answered call has its
 /// record (see [`AuditMode`](super::AuditMode)).
 ///
-/// Implementations: [`MemoryAuditStore`] (the default: the last records, in memory), and the
+/// Implementations: [`MemoryAuditStore`](super::MemoryAuditStore) (the default: the last records, in memory), and the
 /// SQLite and PostgreSQL stores of [`crate::store`], which chain every record to the one
 /// before it by its hash, across instances.
 pub trait AuditStore: Send + Sync + 'static {
