@@ -84,7 +84,7 @@ pub fn output_to_value<T: ToolOutput<M> + 'static, M>(mut output: T) -> ToolResu
 /// A tool's return value in `form`: as [`output_to_value`] makes it, or as its value's text
 /// where that can be written without the value (a value stays one).
 pub fn output_as<T: ToolOutput<M> + 'static, M>(
-    mut output: T,
+    output: T,
     form: ResultForm,
 ) -> Result<Produced, ToolError> {
     if form == ResultForm::Text
@@ -93,10 +93,7 @@ pub fn output_as<T: ToolOutput<M> + 'static, M>(
     {
         return Ok(Produced::Text(text));
     }
-    match (&mut output as &mut dyn Any).downcast_mut::<Value>() {
-        Some(value) => Ok(Produced::Value(std::mem::take(value))),
-        None => output.to_json().map(Produced::Value),
-    }
+    output_to_value(output).map(Produced::Value)
 }
 
 /// Runs a synchronous tool on tokio's blocking pool, so that a slow or hanging one cannot
