@@ -1,15 +1,16 @@
 //! Load from a separate process: `wrk` (apt-get install wrk) drives `POST /tools/call` through
 //! toolgate's router and a bare axum handler calling the same function, on one server in this
-//! process, in interleaved rounds (bare, toolgate, bare, toolgate, ...). Reports requests per
+//! process, in interleaved rounds (bare, toolgate; toolgate, bare; ...). Reports requests per
 //! second and p99 latency of each round, toolgate's ratio to the bare handler per round, and
-//! the median of those ratios (a shared machine makes single rounds swing by ±10 %).
+//! the median of those ratios (a shared machine makes single rounds swing by ±10 %: short
+//! rounds, many of them, keep each pair close in time).
 //!
 //! Three tools are measured, each against a bare handler of its own: the clinic's
 //! `get_clinic_hours` (bearer authentication, the clinic's audit sink) and the call benches'
 //! `add` and `search` (a default registry).
 //!
 //! `cargo bench -p toolgate-examples --bench http_wrk` (`WRK_SECONDS`, `WRK_ROUNDS`,
-//! `WRK_CONNECTIONS` change the defaults: 5 s, 6 rounds, 32 connections; `WRK_TOOLS=add,search`
+//! `WRK_CONNECTIONS` change the defaults: 3 s, 10 rounds, 32 connections; `WRK_TOOLS=add,search`
 //! measures only those)
 
 mod common;
@@ -34,8 +35,8 @@ fn main() {
     if let [target, count] = arguments.as_slice() {
         return requests_in_process(target, count.parse().expect("a request count"));
     }
-    let seconds = setting("WRK_SECONDS", 5);
-    let rounds = setting("WRK_ROUNDS", 6);
+    let seconds = setting("WRK_SECONDS", 3);
+    let rounds = setting("WRK_ROUNDS", 10);
     let connections = setting("WRK_CONNECTIONS", 32);
     let workloads = chosen_workloads();
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -69,8 +70,10 @@ fn main() {
     let _ = std::fs::remove_dir_all(directory);
 }
 
-/// One round of `workload`: the bare handler, then toolgate; toolgate's ratios to it
-/// (requests per second, p99).
+/// One round of `workload`: the bare handler and toolgate, one after the other, the one
+/// that goes first taking turns from round to round (so that neither is always measured on
+/// a machine the other has just warmed, or just left); toolgate's ratios to the bare
+/// handler (requests per second, p99).
 fn compare(
     round: u64,
     workload: &Workload,
@@ -78,16 +81,23 @@ fn compare(
     script: &std::path::Path,
     (seconds, connections): (u64, u64),
 ) -> (f64, f64) {
-    let [bare, tool] = [
+    let targets = [
         ("bare", "bare axum handler"),
         ("toolgate", "toolgate /tools/call"),
-    ]
-    .map(|(target, label)| {
+    ];
+    let measure = |(target, label): (&str, &str)| {
         let (path, body) = workload.request(target);
         let measured = wrk(script, &format!("{base}{path}"), body, seconds, connections);
         print_round(round, workload.name, label, &measured);
         measured
-    });
+    };
+    let (bare, tool) = if round % 2 == 1 {
+        let bare = measure(targets[0]);
+        (bare, measure(targets[1]))
+    } else {
+        let tool = measure(targets[1]);
+        (measure(targets[0]), tool)
+    };
     let ratio = (
         tool.requests_per_second / bare.requests_per_second,
         tool.p99_ms / bare.p99_ms,

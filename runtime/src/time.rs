@@ -29,7 +29,14 @@ pub(crate) fn calibrate() {
 /// million, the `f64` nearest the exact value (`as_secs_f64() * 1000.0` rounds twice, and
 /// gives 100 ns as `0.00009999999999999999`).
 pub(crate) fn millis(duration: Duration) -> f64 {
-    duration.as_nanos() as f64 / 1e6
+    let nanos = duration.as_nanos();
+    // The same `f64` either way (both conversions round to nearest); a 128-bit one is a
+    // library call, a 64-bit one an instruction, and every call's record converts one.
+    let nanos = match u64::try_from(nanos) {
+        Ok(nanos) => nanos as f64,
+        Err(_) => nanos as f64,
+    };
+    nanos / 1e6
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
@@ -130,6 +137,28 @@ mod tests {
             (before.saturating_sub(1)..=after + 1).contains(&read),
             "{before} <= {read} <= {after}"
         );
+    }
+
+    #[test]
+    fn milliseconds_are_the_nanoseconds_as_the_nearest_f64_over_a_million() {
+        let edges = [
+            0,
+            1,
+            (1 << 53) - 1,
+            1 << 53,
+            (1 << 53) + 1,
+            u64::MAX as u128 - 1,
+            u64::MAX as u128,
+            u64::MAX as u128 + 1,
+            Duration::MAX.as_nanos(),
+        ];
+        for nanos in edges {
+            let duration = Duration::new(
+                (nanos / 1_000_000_000) as u64,
+                (nanos % 1_000_000_000) as u32,
+            );
+            assert_eq!(millis(duration), nanos as f64 / 1e6, "{nanos} ns");
+        }
     }
 
     #[test]
