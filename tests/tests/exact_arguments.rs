@@ -196,7 +196,7 @@ async fn same_both_ways(pair: &Pair, tool: &str, text: &str) {
     }
 }
 
-const NUMBERS: [&str; 18] = [
+const NUMBERS: [&str; 19] = [
     r#"{"small": 1, "count": 2, "big": 3, "flag": true}"#,
     r#"{"small": 255, "count": 4294967295, "big": -9223372036854775808, "flag": false}"#,
     r#"{"small": 256, "count": 1, "big": 1, "flag": true}"#,
@@ -214,10 +214,11 @@ const NUMBERS: [&str; 18] = [
     r#"  {"flag":true,"big":0,"count":0,"small":0}  "#,
     r#"{"small": 1e2, "count": 1, "big": 1, "flag": true}"#,
     r#"[1, 2, 3]"#,
+    r#"[1, 2, 3, true]"#,
     r#"{"small": 1, "count": 1, "big": 1, "flag": true"#,
 ];
 
-const TEXTS: [&str; 14] = [
+const TEXTS: [&str; 16] = [
     r#"{"name": "Rex", "tags": ["a", "b"], "grid": [[1, 2], []]}"#,
     r#"{"name": "R\u00e9x \"q\"", "tags": [], "limit": null, "grid": [], "maybe": null}"#,
     r#"{"name": "Rex", "tags": [], "limit": 65535, "grid": [[-2147483648]], "maybe": [1, null, -128]}"#,
@@ -232,6 +233,8 @@ const TEXTS: [&str; 14] = [
     r#"{"tags": [], "grid": []}"#,
     r#""#,
     r#"null"#,
+    r#"["Rex", [], null, [], null]"#,
+    r#"  ["Rex", ["a"], 1, [[1]], [null]]"#,
 ];
 
 #[tokio::test]
@@ -254,7 +257,7 @@ async fn text_lists_and_optionals_read_directly_match_the_checked_path() {
     }
 }
 
-const NAMED: [&str; 16] = [
+const NAMED: [&str; 18] = [
     r#"{"day": "monday"}"#,
     r#"{"day": "saturday", "unit": "celsius", "note": "x"}"#,
     r#"{"day": "tuesday", "unit": null, "note": null}"#,
@@ -271,6 +274,8 @@ const NAMED: [&str; 16] = [
     r#"{"unit": "celsius"}"#,
     r#"{"day": "monday", "day": "tuesday"}"#,
     r#"{"day": "monday", "extra": 1}"#,
+    r#"["monday"]"#,
+    r#"["monday", "celsius", "x"]"#,
 ];
 
 #[tokio::test]
@@ -404,6 +409,17 @@ fn named_object() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Arguments given by position, as an array (serde reads a struct from one, its fields in
+/// order; the schema accepts an object alone): values a tool's parameters take, often, so
+/// that many arrays would read.
+fn positional(
+    likely: Vec<Value>,
+    lengths: std::ops::RangeInclusive<usize>,
+) -> impl Strategy<Value = Value> {
+    let value = prop_oneof![3 => prop::sample::select(likely), 1 => edge_value()];
+    prop::collection::vec(value, lengths).prop_map(Value::Array)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -412,6 +428,9 @@ proptest! {
         numbers in edge_object(&["small", "count", "big", "flag", "other"]),
         text in edge_object(&["name", "tags", "limit", "grid", "maybe", "other"]),
         named in named_object(),
+        numbers_in_order in positional(vec![json!(1), json!(true)], 3..=5),
+        text_in_order in positional(vec![json!("Rex"), json!([]), json!(null)], 3..=6),
+        named_in_order in positional(vec![json!("monday"), json!("celsius"), json!(null)], 1..=4),
     ) {
         // With timers: a synchronous tool still running when first polled waits under the
         // registry's default timeout.
@@ -424,6 +443,9 @@ proptest! {
             same_both_ways(&pair, "exact_numbers", &numbers.to_string()).await;
             same_both_ways(&pair, "exact_text", &text.to_string()).await;
             same_both_ways(&pair, "named", &named.to_string()).await;
+            same_both_ways(&pair, "exact_numbers", &numbers_in_order.to_string()).await;
+            same_both_ways(&pair, "exact_text", &text_in_order.to_string()).await;
+            same_both_ways(&pair, "named", &named_in_order.to_string()).await;
         });
     }
 }

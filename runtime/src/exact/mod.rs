@@ -151,10 +151,17 @@ pub enum ExactInput<'a> {
 impl ExactInput<'_> {
     /// The argument struct, or `None` where serde cannot read it (the registry then takes
     /// the checked path, which gives the error).
+    ///
+    /// Only an object is read: serde reads a struct from a JSON array too, its fields in
+    /// order, where the schema the model saw accepts an object alone.
     pub fn read<T: DeserializeOwned>(self) -> Option<T> {
         match self {
-            ExactInput::Text(text) => serde_json::from_str(text).ok(),
-            ExactInput::Value(value) => T::deserialize(value).ok(),
+            // What precedes the value is JSON's whitespace, or not JSON at all.
+            ExactInput::Text(text) if text.trim_start().starts_with('{') => {
+                serde_json::from_str(text).ok()
+            }
+            ExactInput::Value(value @ Value::Object(_)) => T::deserialize(value).ok(),
+            _ => None,
         }
     }
 }

@@ -166,7 +166,9 @@ pub(crate) fn exact_input<'a>(
     })?;
     let input = match arguments {
         ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),
-        ToolArguments::Value(value) if check_value(value, limits).is_ok() => {
+        // Only an object is read directly (see `ExactInput::read`); anything else is left
+        // as it came, for the checked path to refuse.
+        ToolArguments::Value(value) if value.is_object() && check_value(value, limits).is_ok() => {
             entry.normalize(value);
             ExactInput::Value(value)
         }
