@@ -131,8 +131,8 @@ fn registry(sink: Option<&Collect>) -> Registry {
 }
 
 /// Every kind of call: at once, waiting on its tool, on a blocking thread, panicking,
-/// timing out, unknown, hidden, unreadable, refused, approved, edited by the approver,
-/// and with a policy or an argument type that panics.
+/// timing out, unknown, hidden, unreadable (given by position too), refused, approved,
+/// edited by the approver, and with a policy or an argument type that panics.
 fn cases() -> Vec<(&'static str, Value)> {
     vec![
         ("add", json!({"a": 2, "b": 3})),
@@ -152,6 +152,8 @@ fn cases() -> Vec<(&'static str, Value)> {
         ("echo", json!({"word": "hello"})),
         ("echo", json!({"word": ""})),
         ("echo", json!({"word": "explode"})),
+        // By position: serde would read `add`'s parameters from it, the schema refuses it.
+        ("add", json!([2, 3])),
     ]
 }
 
@@ -272,6 +274,7 @@ async fn the_outcomes_are_what_each_case_calls_for() {
     assert_eq!(results[14]["ok"], "hello");
     assert_eq!(code(15), "invalid_arguments");
     assert_eq!(code(16), "panicked");
+    assert_eq!(code(17), "invalid_arguments");
     // And the registry still answers.
     let again = registry.call(&caller, call_of(0, &cases()[0])).await;
     assert_eq!(again.result.unwrap(), 5);
