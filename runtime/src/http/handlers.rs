@@ -18,8 +18,8 @@ use crate::http::Shared;
 use crate::http::errors::ApiError;
 use crate::http::extract::Authenticated;
 use crate::http::outcome::{outcome_response, outcomes_response};
-use crate::http::wire::{Calls, parse_call_request};
-use crate::registry::Answer;
+use crate::http::wire::{Calls, parse_call_request, usual_single};
+use crate::registry::{Answer, IfInPlace};
 use crate::registry::{BatchOptions, CallOptions};
 
 type Shares = State<Arc<Shared>>;
@@ -102,8 +102,15 @@ pub(crate) async fn call_tools(
     caller: Caller,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let request = parse_call_request(&body)?;
     let registry = &shared.registry;
+    // The usual single call, its arguments read once, straight from the body, where its
+    // tool runs in place; any other is read the usual way.
+    if let Some(call) = usual_single(&body)
+        && let IfInPlace(Some(answer)) = registry.call_in_place_or_not_at_all(&caller, call).await
+    {
+        return Ok(outcome_response(answer));
+    }
+    let request = parse_call_request(&body)?;
     let calls = match request.calls {
         Calls::One(call) => {
             let outcome: Answer = if request.dry_run {

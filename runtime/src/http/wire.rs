@@ -82,6 +82,48 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
     })
 }
 
+/// A single call in the shape clients send, `{"name": "<name>", "arguments": {...}}` with
+/// nothing else in it (JSON's whitespace anywhere between) and a name that needs no
+/// escapes: the call, its arguments the text between `"arguments":` and the body's closing
+/// brace, cut out without reading them (the usual read skips over them first, then reads
+/// them again into the parameters).
+///
+/// That text is the arguments only if it is one JSON object, which is not checked here: it
+/// goes to [`Registry::call_in_place_or_not_at_all`](crate::Registry), whose reader reads
+/// the whole of it straight into the tool's parameters or gives the call up (an object of
+/// other fields, or fields after the arguments, are not read so), and the body is then read
+/// the usual way ([`parse_call_request`]).
+pub(crate) fn usual_single(body: &[u8]) -> Option<ToolCall> {
+    let body = std::str::from_utf8(body).ok()?;
+    let rest = after_token(body, "{")?;
+    let rest = after_token(rest, r#""name""#)?;
+    let rest = after_token(rest, ":")?;
+    let rest = after_token(rest, "\"")?;
+    // The name ends at its closing quote; a backslash or a control character is read the
+    // usual way.
+    let end = rest.find(|c: char| c == '"' || c == '\\' || c < ' ')?;
+    let (name, rest) = rest.split_at(end);
+    let rest = rest.strip_prefix('"')?;
+    let rest = after_token(rest, ",")?;
+    let rest = after_token(rest, r#""arguments""#)?;
+    let rest = after_token(rest, ":")?;
+    let arguments = rest.trim_matches(JSON_WHITESPACE).strip_suffix('}')?;
+    let arguments = arguments.trim_end_matches(JSON_WHITESPACE);
+    if !arguments.starts_with('{') {
+        return None;
+    }
+    let arguments = ToolArguments::Text(arguments.to_owned());
+    Some(ToolCall::new(default_id(0), SmolStr::new(name), arguments))
+}
+
+/// The characters JSON allows between tokens.
+const JSON_WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// What follows `token` in `text`, past JSON's whitespace before it.
+fn after_token<'a>(text: &'a str, token: &str) -> Option<&'a str> {
+    text.trim_start_matches(JSON_WHITESPACE).strip_prefix(token)
+}
+
 fn unreadable(error: serde_json::Error) -> ApiError {
     malformed(format!(
         "the body could not be read as JSON ({error}); {SHAPE}"

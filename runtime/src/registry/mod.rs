@@ -2,7 +2,7 @@
 
 mod answer;
 #[cfg(feature = "axum")]
-pub(crate) use answer::Answer;
+pub(crate) use answer::{Answer, IfInPlace};
 mod batch;
 mod builder;
 mod calling;
@@ -269,6 +269,20 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = Answer> + Send + 'a {
+        Calling::new(Single::new(self, caller, call, None))
+    }
+
+    /// [`call_answered`](Self::call_answered), made only if its tool runs in place with
+    /// its arguments read straight into its parameters; else given up, with nothing done or
+    /// recorded (the answer is none). For arguments that may not be what they seem: text
+    /// cut out of a request on the guess that it is one JSON object, which only a reader
+    /// that reads the whole of it confirms.
+    #[cfg(feature = "axum")]
+    pub(crate) fn call_in_place_or_not_at_all<'a>(
+        &'a self,
+        caller: &'a Caller,
+        call: ToolCall,
+    ) -> impl Future<Output = IfInPlace> + Send + 'a {
         Calling::new(Single::new(self, caller, call, None))
     }
 
