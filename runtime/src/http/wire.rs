@@ -362,4 +362,60 @@ mod tests {
         let names: Vec<&str> = named.iter().map(|call| call.name.as_str()).collect();
         assert_eq!(names, ["aé\"b", "plain"]);
     }
+
+    /// The usual single call is cut out where it is one; its arguments' text is what the
+    /// usual read gives for them wherever that text is one object.
+    #[test]
+    fn the_usual_single_call_is_cut_out_as_the_usual_read_reads_it() {
+        for body in [
+            r#"{"name": "add", "arguments": {"a": 1, "b": 2}}"#,
+            r#"{"name":"add","arguments":{}}"#,
+            " \r\n{\t\"name\" : \"add\" , \"arguments\" :\n{\"a\": {\"}\": \"{\"}} \n}\t",
+            r#"{"name": "aé ✓", "arguments": {"text": "\"}\""}}"#,
+            r#"{"name": "", "arguments": {"x": [1, {"y": null}]}}"#,
+        ] {
+            let cut = usual_single(body.as_bytes()).expect(body);
+            assert_eq!(cut, calls(body).remove(0), "{body}");
+        }
+    }
+
+    /// Any other shape is left to the usual read; text cut out that is not one object is the
+    /// reader's to refuse (and the call is then read the usual way).
+    #[test]
+    fn any_other_shape_is_left_to_the_usual_read() {
+        for body in [
+            r#"{"id": "1", "name": "add", "arguments": {}}"#,
+            r#"{"arguments": {}, "name": "add"}"#,
+            r#"{"name": "a\u0064d", "arguments": {}}"#,
+            r#"{"name": "a\"d", "arguments": {}}"#,
+            "{\"name\": \"a\u{1}d\", \"arguments\": {}}",
+            r#"{"n\u0061me": "add", "arguments": {}}"#,
+            r#"{"name": "add", "arguments": "{}"}"#,
+            r#"{"name": "add", "arguments": [1]}"#,
+            r#"{"name": "add", "arguments": null}"#,
+            r#"{"name": "add"}"#,
+            r#"[{"name": "add", "arguments": {}}]"#,
+            r#"{"name": 7, "arguments": {}}"#,
+            "",
+        ] {
+            assert_eq!(usual_single(body.as_bytes()), None, "{body}");
+        }
+        assert_eq!(
+            usual_single(b"{\"name\": \"\xff\", \"arguments\": {}}"),
+            None
+        );
+        // Cut out, not one object: the reader refuses it whole.
+        for (body, text) in [
+            (
+                r#"{"name": "add", "arguments": {"a": 1}, "id": "7"}"#,
+                r#"{"a": 1}, "id": "7""#,
+            ),
+            (r#"{"name": "add", "arguments": {}"#, "{"),
+            (r#"{"name": "add", "arguments": {}}}"#, "{}}"),
+        ] {
+            let arguments = usual_single(body.as_bytes()).map(|call| call.arguments);
+            assert_eq!(arguments, Some(ToolArguments::Text(text.to_owned())));
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        }
+    }
 }
