@@ -31,8 +31,10 @@ pub(crate) trait Ending: From<ToolOutcome> {
 
 /// The answer of a call made only if its tool runs in place, its arguments read straight
 /// from where they lie (see [`Ending::IN_PLACE_OR_NOT_AT_ALL`]): none if it was given up.
+#[cfg(feature = "axum")]
 pub(crate) struct IfInPlace(pub(crate) Option<Answer>);
 
+#[cfg(feature = "axum")]
 impl Ending for IfInPlace {
     const FORM: ResultForm = ResultForm::Text;
     const IN_PLACE_OR_NOT_AT_ALL: bool = true;
@@ -48,6 +50,7 @@ impl Ending for IfInPlace {
 }
 
 /// Taken on and ended on a path that waited (for an approval, say).
+#[cfg(feature = "axum")]
 impl From<ToolOutcome> for IfInPlace {
     fn from(outcome: ToolOutcome) -> Self {
         IfInPlace(Some(Answer::from(outcome)))
