@@ -139,6 +139,16 @@ pub enum Now {
     Ran(Result<Result<crate::output::Produced, crate::ToolError>, Box<dyn std::any::Any + Send>>),
 }
 
+/// Whether `text`'s first character after JSON's whitespace opens an object (whatever else
+/// comes first is no JSON object).
+#[inline]
+fn opens_an_object(text: &str) -> bool {
+    let mut bytes = text
+        .bytes()
+        .skip_while(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'));
+    bytes.next() == Some(b'{')
+}
+
 /// Arguments as they arrived, to be read straight into a tool's argument struct.
 #[derive(Clone, Copy)]
 pub enum ExactInput<'a> {
@@ -156,10 +166,7 @@ impl ExactInput<'_> {
     /// order, where the schema the model saw accepts an object alone.
     pub fn read<T: DeserializeOwned>(self) -> Option<T> {
         match self {
-            // What precedes the value is JSON's whitespace, or not JSON at all.
-            ExactInput::Text(text) if text.trim_start().starts_with('{') => {
-                serde_json::from_str(text).ok()
-            }
+            ExactInput::Text(text) if opens_an_object(text) => serde_json::from_str(text).ok(),
             ExactInput::Value(value @ Value::Object(_)) => T::deserialize(value).ok(),
             _ => None,
         }

@@ -15,39 +15,14 @@ pub(crate) trait Ending: From<ToolOutcome> {
     /// The form a tool that runs in place is asked for its result in.
     const FORM: ResultForm;
 
-    /// Whether a call whose tool cannot run in place, its arguments read straight into its
-    /// parameters, is given up before anything is done or recorded (its caller makes it
-    /// again the usual way), rather than taken on.
-    const IN_PLACE_OR_NOT_AT_ALL: bool = false;
-
     /// The ending of a call that ended so.
     fn made(answer: Answer) -> Self;
-
-    /// The ending of a call given up (only where [`Self::IN_PLACE_OR_NOT_AT_ALL`]).
-    fn given_up() -> Self {
-        unreachable!("only a call that runs in place or not at all is given up")
-    }
 }
 
 /// The answer of a call made only if its tool runs in place, its arguments read straight
-/// from where they lie (see [`Ending::IN_PLACE_OR_NOT_AT_ALL`]): none if it was given up.
+/// from where they lie (see `now::in_place_only`): none if it was given up.
 #[cfg(feature = "axum")]
 pub(crate) struct IfInPlace(pub(crate) Option<Answer>);
-
-#[cfg(feature = "axum")]
-impl Ending for IfInPlace {
-    const FORM: ResultForm = ResultForm::Text;
-    const IN_PLACE_OR_NOT_AT_ALL: bool = true;
-
-    #[inline(always)]
-    fn made(answer: Answer) -> Self {
-        IfInPlace(Some(answer))
-    }
-
-    fn given_up() -> Self {
-        IfInPlace(None)
-    }
-}
 
 /// Taken on and ended on a path that waited (for an approval, say).
 #[cfg(feature = "axum")]

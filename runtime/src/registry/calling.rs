@@ -123,10 +123,6 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
         let config = &registry.inner.config;
         let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
         if !now::immediate_in(config, dry_run) {
-            // Nothing runs in place here: a call made only so is given up at once.
-            if E::IN_PLACE_OR_NOT_AT_ALL {
-                return Poll::Ready(E::given_up());
-            }
             let fully = Box::pin(registry.call_fully(caller, call.take(), options.take()));
             return wait_on(waiting, fully, context).map(E::from);
         }

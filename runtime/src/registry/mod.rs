@@ -283,7 +283,12 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = IfInPlace> + Send + 'a {
-        Calling::new(Single::new(self, caller, call, None))
+        let registry = self;
+        Calling::new(now::InPlaceOnly {
+            registry,
+            caller,
+            call,
+        })
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.

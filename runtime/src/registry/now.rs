@@ -36,6 +36,11 @@ use crate::registry::snapshot::{Entry, Snapshot};
 use crate::time::Moment;
 use crate::tool::ToolResult;
 
+#[cfg(feature = "axum")]
+mod in_place_only;
+#[cfg(feature = "axum")]
+pub(crate) use in_place_only::InPlaceOnly;
+
 /// The rest of a call that has to wait, boxed: most calls never make one.
 pub(crate) type Continuation<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
 
@@ -102,11 +107,7 @@ pub(crate) fn begin<'a, O: Ending>(
         false => O::FORM,
     };
     let mut attempt = |trail: &mut _, ended: &mut _| {
-        let way = Way {
-            form,
-            in_place_or_not_at_all: O::IN_PLACE_OR_NOT_AT_ALL,
-        };
-        let call = (id.as_str(), name.as_str(), way);
+        let call = (id.as_str(), name.as_str(), form);
         attempt(&run, snapshot, call, arguments, trail, ended, context)
     };
     let on_the_way = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail, &mut ended))) {
@@ -128,9 +129,8 @@ pub(crate) fn begin<'a, O: Ending>(
     if let Some(payload) = on_the_way {
         ended = Some(Err(failed_on_the_way(&name, payload)));
     }
-    // An attempt that neither waits nor panics writes its result, unless it gave the call up.
     let Some(result) = &ended else {
-        return Poll::Ready(O::given_up());
+        unreachable!("an attempt that neither waits nor panics writes its result");
     };
     let mut audited = audit(config, run.caller, (id, &name), result, started, &mut trail);
     // Moved out only now, to where the outcome is made.
@@ -183,24 +183,14 @@ enum Waits {
     },
 }
 
-/// How a call that begins at once is to go.
-#[derive(Clone, Copy)]
-struct Way {
-    /// The form a tool that runs in place gives its result in.
-    form: ResultForm,
-    /// Given up, with nothing done or recorded, unless its tool runs in place with its
-    /// arguments read straight into its parameters (see [`Ending::IN_PLACE_OR_NOT_AT_ALL`]).
-    in_place_or_not_at_all: bool,
-}
-
 /// Finds the tool, reads the arguments and authorizes the call (running a tool that
-/// finishes when first polled in place, its result in the form `way` asks), then runs it:
-/// as far as it goes without waiting. A call that ends has its result written in `ended`;
-/// one that waits says what for; one given up writes nothing.
+/// finishes when first polled in place, its result in `form`), then runs it: as far as it
+/// goes without waiting. A call that ends has its result written in `ended`; one that waits
+/// says what for.
 fn attempt<'s>(
     run: &Run<'_>,
     snapshot: &'s Snapshot,
-    (id, name, way): (&str, &str, Way),
+    (id, name, form): (&str, &str, ResultForm),
     arguments: &mut ToolArguments,
     trail: &mut Trail<'s>,
     ended: &mut Option<ProducedResult>,
@@ -208,11 +198,10 @@ fn attempt<'s>(
 ) -> Option<Waits> {
     let entry = match found(run, snapshot, name, trail) {
         Ok(entry) => entry,
-        Err(_) if way.in_place_or_not_at_all => return None,
         Err(error) => return end(ended, Err(error)),
     };
     // Read (and decided, where a tool that runs in place asked); else read here.
-    let read = match in_place(run, entry, (id, way.form), arguments, trail, ended) {
+    let read = match in_place(run, entry, (id, form), arguments, trail, ended) {
         InPlace::Ran => {
             // Taken where they are held, at the last moment: see `calling`.
             if run.config.governance.audits() {
@@ -221,8 +210,6 @@ fn attempt<'s>(
             return None;
         }
         InPlace::Stopped(decided) => Ok((checked(arguments), None, Some(*decided))),
-        // Neither read nor decided: given up, or read the usual way.
-        InPlace::No | InPlace::Unread if way.in_place_or_not_at_all => return None,
         InPlace::No => read(run, entry, id, arguments.take(), trail)
             .map(|(arguments, started)| (arguments, started, None)),
         // The exact reader refused them already: the checked path reads them and says why.
