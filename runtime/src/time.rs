@@ -29,14 +29,26 @@ pub(crate) fn calibrate() {
 /// million, the `f64` nearest the exact value (`as_secs_f64() * 1000.0` rounds twice, and
 /// gives 100 ns as `0.00009999999999999999`).
 pub(crate) fn millis(duration: Duration) -> f64 {
-    let nanos = duration.as_nanos();
-    // The same `f64` either way (both conversions round to nearest); a 128-bit one is a
-    // library call, a 64-bit one an instruction, and every call's record converts one.
-    let nanos = match u64::try_from(nanos) {
-        Ok(nanos) => nanos as f64,
-        Err(_) => nanos as f64,
-    };
-    nanos / 1e6
+    // Every call's record converts one: in 64 bits it is an instruction; in 128 (what
+    // `as_nanos` gives) a library call, which the compiler made for every duration when
+    // it was only written in the branch for durations past 64 bits (both round to the
+    // same `f64`, so it kept the one that covers both). Durations that fit never make
+    // the 128-bit value at all.
+    let nanos = duration
+        .as_secs()
+        .checked_mul(1_000_000_000)
+        .and_then(|nanos| nanos.checked_add(u64::from(duration.subsec_nanos())));
+    match nanos {
+        Some(nanos) => nanos as f64 / 1e6,
+        None => beyond_64_bits(duration),
+    }
+}
+
+/// [`millis`] of a duration whose nanoseconds do not fit 64 bits (585 years and more).
+#[cold]
+#[inline(never)]
+fn beyond_64_bits(duration: Duration) -> f64 {
+    duration.as_nanos() as f64 / 1e6
 }
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
