@@ -125,10 +125,51 @@ impl KeptArguments {
         old_reader.and_then(|slot| readers.release(slot))
     }
 
-    pub(crate) fn to_value(&self, readers: &Readers) -> Value {
+    /// A copy of these arguments, with the reader its text is read back with.
+    fn copied(&self, readers: &Readers) -> CopiedArguments {
         match self {
-            KeptArguments::Value(value) => value.clone(),
-            KeptArguments::Text { text, reader } => readers.read_back(*reader, text),
+            KeptArguments::Value(value) => CopiedArguments::Value(value.clone()),
+            KeptArguments::Text { text, reader } => {
+                CopiedArguments::Text(text.clone(), readers.reader(*reader))
+            }
+        }
+    }
+}
+
+/// Arguments copied out of the history, not yet read back.
+enum CopiedArguments {
+    Value(Value),
+    Text(String, Option<Arc<dyn ReadBack>>),
+}
+
+impl CopiedArguments {
+    fn into_value(self) -> Value {
+        match self {
+            CopiedArguments::Value(value) => value,
+            CopiedArguments::Text(text, Some(reader)) => reader.read_back(&text),
+            // Not reached: every kept text holds its reader. Nothing is shown rather than
+            // text that was not redacted.
+            CopiedArguments::Text(_, None) => {
+                debug_assert!(false, "a kept text without its reader");
+                Value::Null
+            }
+        }
+    }
+}
+
+/// A record copied out of the history under its part's lock: made an [`AuditRecord`]
+/// ([`CopiedRecord::into_record`]) after the lock is let go, where its text is read back.
+pub(crate) struct CopiedRecord {
+    record: AuditRecord,
+    arguments: CopiedArguments,
+}
+
+impl CopiedRecord {
+    /// The record, its arguments read back.
+    pub(crate) fn into_record(self) -> AuditRecord {
+        AuditRecord {
+            arguments: self.arguments.into_value(),
+            ..self.record
         }
     }
 }
@@ -231,20 +272,25 @@ impl KeptRecord {
         self.arguments.overwrite(arguments, readers)
     }
 
-    /// The record, for reading (its text read back by `readers`, those of its part).
-    pub(crate) fn to_record(&self, readers: &Readers) -> AuditRecord {
+    /// A copy of the record, for reading (its text to be read back by the reader it has
+    /// in `readers`, those of its part).
+    pub(crate) fn copied(&self, readers: &Readers) -> CopiedRecord {
         let facts = &self.facts;
-        AuditRecord {
+        let record = AuditRecord {
             time_ms: facts.time_ms,
             caller: self.caller.to_string(),
             role: self.role.to_string(),
             tool: self.tool.to_string(),
             call_id: self.call_id.to_string(),
-            arguments: self.arguments.to_value(readers),
+            arguments: Value::Null,
             decision: facts.decision.clone().into_owned(),
             approver: facts.approver.clone(),
             outcome: facts.outcome.clone().into_owned(),
             duration_ms: facts.duration_ms,
+        };
+        CopiedRecord {
+            record,
+            arguments: self.arguments.copied(readers),
         }
     }
 }
