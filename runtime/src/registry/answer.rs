@@ -15,12 +15,25 @@ pub(crate) trait Ending: From<ToolOutcome> {
     /// The form a tool that runs in place is asked for its result in.
     const FORM: ResultForm;
 
+    /// Whether the call is made only if its tool runs in place with its arguments read
+    /// straight into its parameters, and else given up ([`given_up`](Self::given_up)).
+    const ONLY_IN_PLACE: bool = false;
+
     /// The ending of a call that ended so.
     fn made(answer: Answer) -> Self;
+
+    /// The ending of a call given up: found no tool that runs in place, or arguments its
+    /// exact reader did not take whole, before anything was decided or recorded.
+    fn given_up() -> Self {
+        unreachable!("only a call made only in place is given up")
+    }
 }
 
 /// The answer of a call made only if its tool runs in place, its arguments read straight
-/// from where they lie (see `now::in_place_only`): none if it was given up.
+/// from where they lie: none if it was given up. For arguments that may not be what they
+/// seem (the HTTP endpoint's text cut out of a body on the guess that it is one JSON
+/// object, which only a reader that takes the whole of it confirms); the caller makes a
+/// call given up the usual way.
 #[cfg(feature = "axum")]
 pub(crate) struct IfInPlace(pub(crate) Option<Answer>);
 
@@ -29,6 +42,20 @@ pub(crate) struct IfInPlace(pub(crate) Option<Answer>);
 impl From<ToolOutcome> for IfInPlace {
     fn from(outcome: ToolOutcome) -> Self {
         IfInPlace(Some(Answer::from(outcome)))
+    }
+}
+
+#[cfg(feature = "axum")]
+impl Ending for IfInPlace {
+    const FORM: ResultForm = ResultForm::Text;
+    const ONLY_IN_PLACE: bool = true;
+
+    fn made(answer: Answer) -> Self {
+        IfInPlace(Some(answer))
+    }
+
+    fn given_up() -> Self {
+        IfInPlace(None)
     }
 }
 

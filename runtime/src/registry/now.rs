@@ -107,7 +107,7 @@ pub(crate) fn begin<'a, O: Ending>(
         false => O::FORM,
     };
     let mut attempt = |trail: &mut _, ended: &mut _| {
-        let call = (id.as_str(), name.as_str(), form);
+        let call = (id.as_str(), name.as_str(), form, O::ONLY_IN_PLACE);
         attempt(&run, snapshot, call, arguments, trail, ended, context)
     };
     let on_the_way = match catch_unwind(AssertUnwindSafe(|| attempt(&mut trail, &mut ended))) {
@@ -130,7 +130,8 @@ pub(crate) fn begin<'a, O: Ending>(
         ended = Some(Err(failed_on_the_way(&name, payload)));
     }
     let Some(result) = &ended else {
-        unreachable!("an attempt that neither waits nor panics writes its result");
+        // An attempt that neither waits nor panics writes its result, unless it gave up.
+        return Poll::Ready(O::given_up());
     };
     let mut audited = audit(config, run.caller, (id, &name), result, started, &mut trail);
     // Moved out only now, to where the outcome is made.
@@ -186,11 +187,13 @@ enum Waits {
 /// Finds the tool, reads the arguments and authorizes the call (running a tool that
 /// finishes when first polled in place, its result in `form`), then runs it: as far as it
 /// goes without waiting. A call that ends has its result written in `ended`; one that waits
-/// says what for.
+/// says what for. A call made `only_in_place` is given up, with nothing written in
+/// `ended`, where its tool is not found or its arguments are not read straight into its
+/// parameters: before anything is decided.
 fn attempt<'s>(
     run: &Run<'_>,
     snapshot: &'s Snapshot,
-    (id, name, form): (&str, &str, ResultForm),
+    (id, name, form, only_in_place): (&str, &str, ResultForm, bool),
     arguments: &mut ToolArguments,
     trail: &mut Trail<'s>,
     ended: &mut Option<ProducedResult>,
@@ -198,6 +201,7 @@ fn attempt<'s>(
 ) -> Option<Waits> {
     let entry = match found(run, snapshot, name, trail) {
         Ok(entry) => entry,
+        Err(_) if only_in_place => return None,
         Err(error) => return end(ended, Err(error)),
     };
     // Read (and decided, where a tool that runs in place asked); else read here.
@@ -210,6 +214,7 @@ fn attempt<'s>(
             return None;
         }
         InPlace::Stopped(decided) => Ok((checked(arguments), None, Some(*decided))),
+        InPlace::No | InPlace::Unread if only_in_place => return None,
         InPlace::No => read(run, entry, id, arguments.take(), trail)
             .map(|(arguments, started)| (arguments, started, None)),
         // The exact reader refused them already: the checked path reads them and says why.
