@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use toolgate::policy::{Decision, Policy, PolicyRequest};
+
 /// Runs `work` with a `tracing` subscriber that writes into a string, and returns what
 /// `work` returned with everything it logged.
 pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
@@ -53,4 +55,26 @@ pub async fn connect_in_memory<C: rmcp::ClientHandler>(
         .serve(tokio::io::split(client_side))
         .await
         .expect("the client connects")
+}
+
+/// A policy that allows every call and remembers the arguments it was shown, in order (one
+/// that does not read them, `reads` false, is shown an empty object).
+#[derive(Clone, Default)]
+pub struct RememberingPolicy {
+    /// Whether it reads the arguments ([`Policy::reads_arguments`]).
+    pub reads: bool,
+    /// The arguments of every call it decided.
+    pub seen: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+impl Policy for RememberingPolicy {
+    fn decide(&self, request: &PolicyRequest<'_>) -> Decision {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        seen.push(request.arguments.clone());
+        Decision::Allow
+    }
+
+    fn reads_arguments(&self) -> bool {
+        self.reads
+    }
 }

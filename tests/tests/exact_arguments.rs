@@ -5,16 +5,15 @@
 //! call is parsed to JSON and checked against the schema first).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolgate::ToolArguments;
-use toolgate::policy::{Decision, Policy, PolicyRequest};
 use toolgate::prelude::*;
 use toolgate::rate_limits::RateLimit;
 use toolgate::{FromContext, ToolContext};
+use toolgate_tests::RememberingPolicy;
 
 /// Numbers at every width (a float among them: read the checked way, see below).
 #[tool(permission = "public")]
@@ -111,32 +110,14 @@ fn counted_sync(n: u8, #[ctx] _counted: Counted) -> u8 {
     n
 }
 
-/// Allows everything and remembers the arguments it was given.
-#[derive(Clone, Default)]
-struct Remembering {
-    reads: bool,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Policy for Remembering {
-    fn decide(&self, request: &PolicyRequest<'_>) -> Decision {
-        self.seen.lock().unwrap().push(request.arguments.clone());
-        Decision::Allow
-    }
-
-    fn reads_arguments(&self) -> bool {
-        self.reads
-    }
-}
-
 struct Pair {
     direct: Registry,
     checked: Registry,
-    direct_policy: Remembering,
+    direct_policy: RememberingPolicy,
 }
 
 fn pair() -> Pair {
-    let build = |policy: Remembering| {
+    let build = |policy: RememberingPolicy| {
         Registry::builder()
             .roles(["public"])
             .filter_linked(|tool| {
@@ -154,12 +135,12 @@ fn pair() -> Pair {
             .build()
             .unwrap()
     };
-    let direct_policy = Remembering::default();
+    let direct_policy = RememberingPolicy::default();
     Pair {
         direct: build(direct_policy.clone()),
-        checked: build(Remembering {
+        checked: build(RememberingPolicy {
             reads: true,
-            ..Remembering::default()
+            ..RememberingPolicy::default()
         }),
         direct_policy,
     }

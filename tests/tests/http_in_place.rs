@@ -5,15 +5,13 @@
 //! body here is sent to a registry where the direct read is open and to one where it is
 //! closed (its policy reads arguments, so every call is parsed and checked first).
 
-use std::sync::{Arc, Mutex};
-
 use axum::body::Body;
 use axum::http::{Request, header};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolgate::http::{AuthError, HttpOptions, router};
-use toolgate::policy::{Decision, Policy, PolicyRequest};
 use toolgate::prelude::*;
+use toolgate_tests::RememberingPolicy;
 use tower::ServiceExt;
 
 /// Adds two numbers (runs in place).
@@ -40,35 +38,16 @@ async fn in_place_hidden(n: i64) -> i64 {
     n
 }
 
-/// Allows every call, and remembers the arguments it was shown (a policy that does not
-/// read them is shown an empty object).
-#[derive(Clone, Default)]
-struct Shown {
-    reads: bool,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Policy for Shown {
-    fn decide(&self, request: &PolicyRequest<'_>) -> Decision {
-        self.seen.lock().unwrap().push(request.arguments.clone());
-        Decision::Allow
-    }
-
-    fn reads_arguments(&self) -> bool {
-        self.reads
-    }
-}
-
 struct Side {
     app: axum::Router,
     registry: Registry,
-    policy: Shown,
+    policy: RememberingPolicy,
 }
 
 fn side(reads: bool) -> Side {
-    let policy = Shown {
+    let policy = RememberingPolicy {
         reads,
-        ..Shown::default()
+        ..RememberingPolicy::default()
     };
     let registry = Registry::builder()
         .roles(["staff", "admin"])
