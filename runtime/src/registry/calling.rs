@@ -73,7 +73,8 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
 }
 
 /// A single call, to the registry's tools as they are when it begins, ending in `E` (a
-/// [`ToolOutcome`], or an [`Answer`](super::answer::Answer) for a caller that writes it out).
+/// [`ToolOutcome`], an [`Answer`](super::answer::Answer) for a caller that writes it out,
+/// or an answer if the call ran in place, [`IfInPlace`](super::answer::IfInPlace)).
 pub(crate) struct Single<'a, E = ToolOutcome> {
     registry: &'a Registry,
     caller: &'a Caller,
@@ -123,6 +124,10 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
         let config = &registry.inner.config;
         let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
         if !now::immediate_in(config, dry_run) {
+            // Nothing runs in place where the call's path waits from the start.
+            if E::ONLY_IN_PLACE {
+                return Poll::Ready(E::given_up());
+            }
             let fully = Box::pin(registry.call_fully(caller, call.take(), options.take()));
             return wait_on(waiting, fully, context).map(E::from);
         }

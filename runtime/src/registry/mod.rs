@@ -283,12 +283,7 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = IfInPlace> + Send + 'a {
-        let registry = self;
-        Calling::new(now::InPlaceOnly {
-            registry,
-            caller,
-            call,
-        })
+        Calling::new(Single::new(self, caller, call, None))
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.

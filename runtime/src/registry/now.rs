@@ -36,11 +36,6 @@ use crate::registry::snapshot::{Entry, Snapshot};
 use crate::time::Moment;
 use crate::tool::ToolResult;
 
-#[cfg(feature = "axum")]
-mod in_place_only;
-#[cfg(feature = "axum")]
-pub(crate) use in_place_only::InPlaceOnly;
-
 /// The rest of a call that has to wait, boxed: most calls never make one.
 pub(crate) type Continuation<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
 
