@@ -223,8 +223,8 @@ mod tests {
         assert_eq!(store.verify().await.unwrap().unwrap().records, 0);
     }
 
-    /// Reads text back by first having a record kept on every part (from threads of its
-    /// own, which take the parts in turn): under a part's lock, that would never end.
+    /// Reads text back by first having records kept from as many threads as there are
+    /// parts (which threads take in turn): with the parts locked, that would never end.
     struct WritesWhileReading {
         store: Arc<MemoryAuditStore>,
     }
@@ -295,7 +295,7 @@ mod tests {
         assert_eq!(read.len(), 1);
         assert_eq!(read[0].arguments, r#"{"a":1}"#);
         let written = store.history("bob", 10).await.unwrap();
-        assert_eq!(written.len(), part_count(), "one record per part");
+        assert_eq!(written.len(), part_count(), "every writer's record is kept");
     }
 
     #[test]
