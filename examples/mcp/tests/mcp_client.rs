@@ -218,6 +218,64 @@ async fn a_hung_server_times_out_and_is_restarted() {
     assert_eq!(again.result.unwrap(), json!({"result": "alive"}));
 }
 
+/// Whether the process `pid` has ended (gone, or a zombie left for its parent to reap).
+fn ended(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesized command name.
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => true,
+    }
+}
+
+#[test]
+fn a_hung_server_does_not_outlive_its_client() {
+    let directory = TempDir::new().unwrap();
+    let pid_file = directory.path().join("pid");
+    // A runtime of its own, dropped right after the call: nothing is left to finish a
+    // shutdown begun in the background.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = McpImport::command(
+            "lab",
+            python().to_string_lossy(),
+            [external_server().to_string_lossy()],
+        )
+        .env(
+            "CALLS_FILE",
+            directory.path().join("calls").to_string_lossy(),
+        )
+        .env("PID_FILE", pid_file.to_string_lossy())
+        .permission("staff")
+        .call_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .expect("the lab server starts");
+        let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
+        for tool in server.tools() {
+            builder = builder.tool(tool);
+        }
+        let registry = builder.build().unwrap();
+        let staff = Caller::new("s", "staff");
+        let hung = registry
+            .call(&staff, ToolCall::new("1", "mcp_lab_hang", json!({})))
+            .await;
+        assert_eq!(hung.error().unwrap().code, ErrorCode::Timeout);
+    });
+    drop(runtime);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    // Generous: a server left behind sleeps for an hour.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !ended(&pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ended(&pid), "the hung server (pid {pid}) is still running");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_is_imported_with_its_own_authentication() {
     let sandbox = TempDir::new().unwrap();

@@ -233,6 +233,10 @@ async fn start(source: &Source) -> Result<RunningService<RoleClient, ()>, String
         Source::Command { program, args, env } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args).envs(env.iter().cloned());
+            // A server dropped with its connection is killed there and then: the shutdown
+            // the transport starts in the background never finishes where the runtime
+            // ends first, and a hung server would be left running.
+            command.kill_on_drop(true);
             let transport = TokioChildProcess::new(command)
                 .map_err(|error| format!("`{program}` could not be started: {error}"))?;
             ().serve(transport)

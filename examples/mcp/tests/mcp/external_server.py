@@ -61,4 +61,8 @@ def secret() -> str:
 
 
 if __name__ == "__main__":
+    # Where the tests look for this process once its client is gone.
+    if "PID_FILE" in os.environ:
+        with open(os.environ["PID_FILE"], "w", encoding="utf-8") as pid:
+            pid.write(str(os.getpid()))
     server.run("stdio")
