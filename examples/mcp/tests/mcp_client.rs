@@ -240,30 +240,13 @@ fn a_hung_server_does_not_outlive_its_client() {
     // shutdown begun in the background.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let server = McpImport::command(
-            "lab",
-            python().to_string_lossy(),
-            [external_server().to_string_lossy()],
-        )
-        .env(
-            "CALLS_FILE",
-            directory.path().join("calls").to_string_lossy(),
-        )
-        .env("PID_FILE", pid_file.to_string_lossy())
-        .permission("staff")
-        .call_timeout(Duration::from_millis(500))
-        .connect()
-        .await
-        .expect("the lab server starts");
-        let mut builder = Registry::builder().roles(["staff"]).linked_tools(false);
-        for tool in server.tools() {
-            builder = builder.tool(tool);
-        }
-        let registry = builder.build().unwrap();
-        let staff = Caller::new("s", "staff");
-        let hung = registry
-            .call(&staff, ToolCall::new("1", "mcp_lab_hang", json!({})))
-            .await;
+        let lab = lab(|import| {
+            import
+                .env("PID_FILE", pid_file.to_string_lossy())
+                .call_timeout(Duration::from_millis(500))
+        })
+        .await;
+        let hung = lab.call("mcp_lab_hang", json!({})).await;
         assert_eq!(hung.error().unwrap().code, ErrorCode::Timeout);
     });
     drop(runtime);
