@@ -104,6 +104,7 @@ mod roles;
 mod runtime_needs;
 mod schema;
 pub mod search;
+pub mod stage;
 mod static_tool;
 pub mod store;
 mod sync;

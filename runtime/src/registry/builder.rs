@@ -1,6 +1,9 @@
 //! Configuring and building a [`Registry`].
 
 use std::sync::Arc;
+
+use crate::registry::stages::Stages;
+use crate::stage::{CallStage, CallWrapper, ListingStage, ResultStage};
 use std::time::Duration;
 
 use crate::approval::{
@@ -73,6 +76,7 @@ pub struct RegistryBuilder {
     expected_groups: Vec<String>,
     scorer: Option<Box<dyn Scorer>>,
     suggestion_threshold: f64,
+    stages: Stages,
 }
 
 /// The least [relevance](crate::search::Scored::relevance) a tool needs to be suggested, by
@@ -111,6 +115,7 @@ impl Default for RegistryBuilder {
             expected_groups: Vec::new(),
             scorer: None,
             suggestion_threshold: DEFAULT_SUGGESTION_THRESHOLD,
+            stages: Stages::default(),
         }
     }
 }
@@ -382,6 +387,36 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds a step before calls are authorized, after the stages added before it and
+    /// before the policy: it may refuse a call, require approval or rewrite the arguments
+    /// (see [`stage`](crate::stage)).
+    pub fn call_stage(mut self, stage: impl CallStage) -> Self {
+        self.stages.add_call(Box::new(stage));
+        self
+    }
+
+    /// Adds a step after a tool ran, after the stages added before it: it may look at,
+    /// redact or replace the result before the model, the record and the events see it
+    /// (see [`stage`](crate::stage)).
+    pub fn result_stage(mut self, stage: impl ResultStage) -> Self {
+        self.stages.add_result(Box::new(stage));
+        self
+    }
+
+    /// Wraps every call, inside the wrappers added before it: for spans and timing (see
+    /// [`stage`](crate::stage)). Wrapped calls are futures of their own.
+    pub fn wrap_calls(mut self, wrapper: impl CallWrapper) -> Self {
+        self.stages.add_wrapper(Box::new(wrapper));
+        self
+    }
+
+    /// Adds a stage that may hide tools from callers, in every list and every call (see
+    /// [`stage`](crate::stage)). Lists are then made for each caller, not kept per role.
+    pub fn listing_stage(mut self, stage: impl ListingStage) -> Self {
+        self.stages.add_listing(Box::new(stage));
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -484,6 +519,7 @@ impl RegistryBuilder {
                 audit_mode: self.audit_mode,
                 grants: self.grants,
                 events: EventBus::default(),
+                stages: self.stages,
             },
         })
     }

@@ -15,6 +15,7 @@ use crate::policy::Policy;
 use crate::rate_limits::RateLimits;
 use crate::registry::BatchMode;
 use crate::registry::snapshot::{Entry, Rules};
+use crate::registry::stages::Stages;
 use crate::roles::Roles;
 use crate::search::SearchIndex;
 
@@ -65,6 +66,8 @@ pub(crate) struct Governance {
     pub(crate) grants: Arc<dyn GrantStore>,
     /// Where calls report what happens to them.
     pub(crate) events: EventBus,
+    /// The application's own stages.
+    pub(crate) stages: Stages,
 }
 
 impl Governance {

@@ -10,6 +10,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use futures::future::Either;
 use serde_json::Value;
 use smol_str::SmolStr;
 use tracing::Instrument;
@@ -37,10 +38,25 @@ use crate::tool::ToolResult;
 /// application code on the way (a store, a limit).
 pub(crate) type Decided = Result<ToolResult, Box<dyn Any + Send>>;
 
+/// The call's future, every step in it, inside the application's wrappers if it has any.
+pub(crate) fn execute<'a, 's: 'a>(
+    run: &'a Run<'_>,
+    snapshot: &'s Snapshot,
+    call: ToolCall,
+) -> impl Future<Output = ToolOutcome> + Send + 'a {
+    let stages = &run.config.governance.stages;
+    if !stages.wrap_calls() {
+        return Either::Left(walk(run, snapshot, call));
+    }
+    let names = (call.id.clone(), call.name.clone());
+    let inner = Box::pin(walk(run, snapshot, call));
+    Either::Right(stages.wrapped(run.config, run.caller, names, inner))
+}
+
 /// The call's future, every step in it (a span around it where a subscriber wants one).
 // Not an `async fn`: the call is taken apart before its future is made, so the future does
 // not keep the whole call beside its parts.
-pub(crate) fn execute<'a, 's: 'a>(
+fn walk<'a, 's: 'a>(
     run: &'a Run<'_>,
     snapshot: &'s Snapshot,
     call: ToolCall,
@@ -146,9 +162,9 @@ where
                 Authorization::Decided(verdict, authorized) => (verdict, authorized),
                 // Boxed: the approval path's state is large, and every call's future would
                 // carry it.
-                Authorization::Approval(reason) => {
+                Authorization::Approval(reason, staging) => {
                     let arguments = arguments.value(entry);
-                    Box::pin(require_approval(&asking, &arguments, reason)).await
+                    Box::pin(require_approval(&asking, &arguments, reason, staging)).await
                 }
             };
             let ready = Ready {
@@ -266,7 +282,7 @@ pub(crate) fn found<'s>(
             "the call was cancelled before it started",
         ));
     }
-    let entry = find(run.config, snapshot, run.rank, name)?;
+    let entry = find(run.config, snapshot, (run.rank, run.caller), name)?;
     trail.seen(&entry.definition);
     Ok(entry)
 }

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use crate::bounded::{MAX_QUOTED, clip};
+use crate::caller::Caller;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
-use crate::registry::snapshot::{Entry, RoleView, Snapshot};
+use crate::registry::snapshot::{CallerView, Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool. Inlined: most
@@ -15,20 +16,57 @@ use crate::search::{bounded, did_you_mean};
 pub(crate) fn find<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
-    rank: Option<usize>,
+    (rank, caller): (Option<usize>, &Caller),
     name: &str,
 ) -> Result<&'s Arc<Entry>, ToolError> {
-    match snapshot.visible(rank, name) {
+    match seen(config, snapshot, (rank, caller), name) {
         Some(entry) => Ok(entry),
-        None => Err(not_found(config, snapshot, rank, name)),
+        None => Err(not_found(config, snapshot, (rank, caller), name)),
     }
+}
+
+/// The entry of `name` if `caller` (of `rank`) sees it: its role may, and no listing stage
+/// hides it.
+#[inline]
+pub(crate) fn seen<'s>(
+    config: &Config,
+    snapshot: &'s Snapshot,
+    (rank, caller): (Option<usize>, &Caller),
+    name: &str,
+) -> Option<&'s Arc<Entry>> {
+    let entry = snapshot.visible(rank, name)?;
+    let stages = &config.governance.stages;
+    if stages.hide_tools() && stages.hides(caller, &entry.definition) {
+        return None;
+    }
+    Some(entry)
+}
+
+/// What `caller` (of `rank`) sees: its role's tools, less those a listing stage hides.
+pub(crate) fn view_of<'s>(
+    config: &Config,
+    snapshot: &'s Snapshot,
+    (rank, caller): (Option<usize>, &Caller),
+) -> Option<CallerView<'s>> {
+    let view = snapshot.view(rank)?;
+    let stages = &config.governance.stages;
+    if !stages.hide_tools() {
+        return Some(CallerView::Role(view));
+    }
+    let tools = view.tools.iter().filter(|tool| !stages.hides(caller, tool));
+    Some(CallerView::Own(RoleView::of(tools.cloned().collect())))
 }
 
 /// The error for a tool the caller does not see (apart: building it is most of `find`'s
 /// code, and no found call runs it).
 #[cold]
 #[inline(never)]
-fn not_found(config: &Config, snapshot: &Snapshot, rank: Option<usize>, name: &str) -> ToolError {
+fn not_found(
+    config: &Config,
+    snapshot: &Snapshot,
+    seer: (Option<usize>, &Caller),
+    name: &str,
+) -> ToolError {
     if config.reveal_hidden && snapshot.any(name).is_some() {
         return ToolError::new(
             ErrorCode::Forbidden,
@@ -37,12 +75,12 @@ fn not_found(config: &Config, snapshot: &Snapshot, rank: Option<usize>, name: &s
     }
     // The same answer whether the tool is hidden or does not exist: only visible tools are
     // named or suggested.
-    let Some(view) = snapshot.view(rank).filter(|view| !view.tools.is_empty()) else {
+    let Some(view) = view_of(config, snapshot, seer).filter(|view| !view.tools.is_empty()) else {
         let name = clip(name, MAX_QUOTED);
         let message = format!("there is no tool named `{name}`, and no tools are available");
         return ToolError::new(ErrorCode::UnknownTool, message);
     };
-    let suggested = suggestions(config, snapshot, rank, view, name);
+    let suggested = suggestions(config, snapshot, seer, &view, name);
     let name = clip(name, MAX_QUOTED);
     let available = &view.names;
     let message = match suggested.as_slice() {
@@ -60,17 +98,18 @@ fn not_found(config: &Config, snapshot: &Snapshot, rank: Option<usize>, name: &s
 fn suggestions(
     config: &Config,
     snapshot: &Snapshot,
-    rank: Option<usize>,
+    seer: (Option<usize>, &Caller),
     view: &RoleView,
     name: &str,
 ) -> Vec<String> {
     let name = bounded(name, false);
-    let searched = rank
+    let searched = seer
+        .0
         .map(|rank| config.search.search(name, rank, 3))
         .unwrap_or_default()
         .into_iter()
         .filter(|scored| scored.relevance >= config.suggestion_threshold)
-        .filter(|scored| snapshot.visible(rank, &scored.name).is_some())
+        .filter(|scored| seen(config, snapshot, seer, &scored.name).is_some())
         .map(|scored| scored.name)
         .collect();
     did_you_mean(name, &view.tools, searched)

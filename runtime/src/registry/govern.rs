@@ -1,6 +1,7 @@
 //! Whether a call may run: the policy, and approval (in process, or by a signed ticket
 //! redeemed later by an approver whose role may decide it).
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, LazyLock};
 
@@ -24,6 +25,7 @@ use crate::registry::confirm;
 use crate::registry::contain::{ContainedDrop, contained};
 use crate::registry::record::Verdict;
 use crate::registry::snapshot::{Entry, Snapshot};
+use crate::registry::stages::Staged;
 use crate::store::StoreError;
 use crate::store::error::unavailable;
 
@@ -68,8 +70,9 @@ pub(crate) enum Authorization {
     /// Decided without asking anyone: what may run (or why not), and the verdict for the
     /// call's record.
     Decided(Verdict, Result<Authorized, ToolError>),
-    /// The call must be approved first, for this reason ([`require_approval`]).
-    Approval(String),
+    /// The call must be approved first, for this reason ([`require_approval`]); what the
+    /// application's stages did to it, if any did anything.
+    Approval(String, Option<Box<Staging>>),
 }
 
 /// Applies the policy. Not async: most calls are decided here, and only a call that must be
@@ -81,6 +84,83 @@ pub(crate) fn authorize(
     arguments: Arguments<'_>,
     dry_run: bool,
 ) -> Authorization {
+    if asking.config.governance.stages.checks_calls() {
+        return authorize_staged(asking, arguments, dry_run);
+    }
+    by_policy(asking, arguments, dry_run)
+}
+
+/// [`authorize`] where the application's call stages come first: a stage's refusal ends
+/// the call; what the stages let through (as they rewrote it) goes to the policy, and a
+/// stage's demand for approval stands whatever the policy allows.
+#[inline(never)]
+fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
+    let stages = &asking.config.governance.stages;
+    let entry = asking.entry;
+    let shown = match stages.read_arguments() {
+        true => arguments.value(entry),
+        false => Cow::Borrowed(&*UNREAD),
+    };
+    let staged = stages.check_call(asking.caller, entry, asking.call_id, &shown);
+    let (rewritten, approval, notes) = match staged {
+        Staged::Refused { error, notes } => {
+            let verdict = Verdict::new(if dry_run {
+                "dry_run"
+            } else {
+                "refused_by_stage"
+            });
+            let result = match dry_run {
+                true => Ok(Authorized::DryRun(refused_report(&error))),
+                false => Err(error),
+            };
+            return Authorization::Decided(verdict.staged(notes), result);
+        }
+        Staged::Passed {
+            rewritten,
+            approval,
+            notes,
+        } => (rewritten, approval, notes),
+    };
+    let seen = rewritten.as_ref().map_or(arguments, Arguments::Value);
+    let by_policy = by_policy(asking, seen, dry_run);
+    match (by_policy, approval) {
+        (Authorization::Decided(verdict, Ok(Authorized::Run(None))), None) => {
+            let verdict = verdict.staged(notes).rewritten(rewritten.as_ref(), entry);
+            Authorization::Decided(verdict, Ok(Authorized::Run(rewritten)))
+        }
+        (Authorization::Decided(verdict, Ok(Authorized::DryRun(_))), Some(reason)) => {
+            let report = dry_run_report(&Decision::RequireApproval { reason });
+            Authorization::Decided(verdict.staged(notes), Ok(Authorized::DryRun(report)))
+        }
+        (Authorization::Decided(verdict, result @ (Err(_) | Ok(Authorized::DryRun(_)))), _) => {
+            Authorization::Decided(verdict.staged(notes), result)
+        }
+        (Authorization::Decided(_, Ok(Authorized::Run(_))), Some(reason))
+        | (Authorization::Approval(reason, _), Some(_) | None) => {
+            Authorization::Approval(reason, Box::new(Staging { rewritten, notes }).into())
+        }
+        (Authorization::Decided(verdict, Ok(Authorized::Run(Some(edited)))), None) => {
+            // Only call stages rewrite before a decision; a policy never edits.
+            Authorization::Decided(verdict.staged(notes), Ok(Authorized::Run(Some(edited))))
+        }
+    }
+}
+
+/// What the stages did to a call that now waits for approval: the arguments it runs with
+/// once approved (as a stage rewrote them), and the notes for its record.
+pub(crate) struct Staging {
+    pub(crate) rewritten: Option<Value>,
+    pub(crate) notes: Option<Box<str>>,
+}
+
+/// The dry run's report of a call a stage refused.
+fn refused_report(error: &ToolError) -> Value {
+    json!({"dry_run": true, "decision": "deny", "reason": error.message})
+}
+
+/// The policy's decision (see [`authorize`]).
+#[inline]
+fn by_policy(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
     let governance = &asking.config.governance;
     let entry = asking.entry;
     let request = PolicyRequest {
@@ -123,13 +203,38 @@ pub(crate) fn authorize(
             );
             Authorization::Decided(Verdict::new("deny"), Err(error))
         }
-        Decision::RequireApproval { reason } => Authorization::Approval(reason),
+        Decision::RequireApproval { reason } => Authorization::Approval(reason, None),
     }
 }
 
 /// A call the policy wants approved: a standing grant, the tool's review, then whoever may
 /// decide it (an in-process approver, the caller's client, or an approver with a ticket).
 pub(crate) async fn require_approval(
+    asking: &Asking<'_>,
+    arguments: &Value,
+    reason: String,
+    staging: Option<Box<Staging>>,
+) -> (Verdict, Result<Authorized, ToolError>) {
+    let Some(staging) = staging else {
+        return seek_approval(asking, arguments, reason).await;
+    };
+    let Staging { rewritten, notes } = *staging;
+    let arguments = rewritten.as_ref().unwrap_or(arguments);
+    let (verdict, result) = seek_approval(asking, arguments, reason).await;
+    let verdict = verdict
+        .staged(notes)
+        .rewritten(rewritten.as_ref(), asking.entry);
+    match (result, rewritten) {
+        // Approved as asked: as the stages rewrote it.
+        (Ok(Authorized::Run(None)), Some(rewritten)) => {
+            (verdict, Ok(Authorized::Run(Some(rewritten))))
+        }
+        (result, _) => (verdict, result),
+    }
+}
+
+/// [`require_approval`] of the call's arguments as they are.
+async fn seek_approval(
     asking: &Asking<'_>,
     arguments: &Value,
     reason: String,

@@ -23,6 +23,7 @@ mod resume;
 mod run;
 mod search;
 mod snapshot;
+mod stages;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -49,7 +50,7 @@ use crate::tool::Tool;
 use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
-use snapshot::{Candidate, Snapshot};
+use snapshot::{CallerView, Candidate, Snapshot};
 
 pub(crate) use config::{Config, Governance};
 
@@ -161,7 +162,7 @@ impl Registry {
     /// A caller whose role is not configured sees nothing.
     pub fn visible_to(&self, caller: &Caller) -> ToolList {
         let snapshot = self.inner.snapshot.load();
-        match snapshot.view(self.rank(caller)) {
+        match self.view_of(&snapshot, caller) {
             Some(view) => Arc::clone(&view.tools),
             None => Arc::from(Vec::new()),
         }
@@ -212,10 +213,15 @@ impl Registry {
     }
 
     fn export_from(&self, snapshot: &Snapshot, caller: &Caller, format: Format) -> Arc<Value> {
-        match snapshot.view(self.rank(caller)) {
+        match self.view_of(snapshot, caller) {
             Some(view) => view.export(format),
             None => Arc::new(Value::Array(Vec::new())),
         }
+    }
+
+    /// What `caller` sees of `snapshot`.
+    fn view_of<'s>(&self, snapshot: &'s Snapshot, caller: &Caller) -> Option<CallerView<'s>> {
+        find::view_of(&self.inner.config, snapshot, (self.rank(caller), caller))
     }
 
     /// The visible tools of one group.
@@ -240,9 +246,13 @@ impl Registry {
     /// One tool's definition, if `caller` may see it.
     pub fn definition(&self, caller: &Caller, name: &str) -> Option<Arc<ToolDefinition>> {
         let snapshot = self.inner.snapshot.load();
-        snapshot
-            .visible(self.rank(caller), name)
-            .map(|entry| Arc::clone(&entry.definition))
+        find::seen(
+            &self.inner.config,
+            &snapshot,
+            (self.rank(caller), caller),
+            name,
+        )
+        .map(|entry| Arc::clone(&entry.definition))
     }
 
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments

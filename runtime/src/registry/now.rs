@@ -28,7 +28,7 @@ use crate::registry::execute::{
     Decided, Ready, authorized, conclude, failed_on_the_way, found, read, run_decided,
     settled_name, start_with,
 };
-use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
+use crate::registry::govern::{Authorization, Authorized, Staging, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, ran_in_place, wait};
 use crate::registry::record::{Concluded, Trail, audit};
 use crate::registry::run::Run;
@@ -97,7 +97,9 @@ pub(crate) fn begin<'a, O: Ending>(
     // contained as on the full path.
     // An outcome that waits for its record is made as a value: a result written as text
     // would be read back.
-    let form = match config.governance.records_may_wait() {
+    // A result the application's stages check is one too.
+    let governance = &config.governance;
+    let form = match governance.records_may_wait() || governance.stages.check_results() {
         true => ResultForm::Value,
         false => O::FORM,
     };
@@ -157,6 +159,7 @@ pub(crate) fn immediate_in(config: &Config, dry_run: bool) -> bool {
     !dry_run
         && governance.limits.is_empty()
         && !governance.records_before_run()
+        && !governance.stages.wrap_calls()
         && !tracing::enabled!(tracing::Level::DEBUG)
 }
 
@@ -168,7 +171,8 @@ enum Waits {
         entry: Arc<Entry>,
         arguments: Checked,
         started: Option<Started>,
-        reason: String,
+        /// Why, and what the application's stages did to the call (boxed: rare).
+        asked: Box<(String, Option<Box<Staging>>)>,
     },
     /// For its tool, still working after its first poll.
     Tool {
@@ -224,13 +228,13 @@ fn attempt<'s>(
         decided.unwrap_or_else(|| authorize(&run.asking(entry, id), arguments.view(), false));
     let decision = match authorization {
         Authorization::Decided(verdict, authorized) => (verdict, authorized),
-        Authorization::Approval(reason) => {
+        Authorization::Approval(reason, staging) => {
             let entry = Arc::clone(entry);
             return Some(Waits::Approval {
                 entry,
                 arguments,
                 started,
-                reason,
+                asked: Box::new((reason, staging)),
             });
         }
     };
@@ -280,7 +284,10 @@ fn poll_once<'e>(
     let Started { future, token } = start.started(run.config, entry, &run.running(id));
     let mut tool = contain_tool(entry, future);
     match tool.poll_unpin(context) {
-        Poll::Ready(done) => finished(run, entry, arguments, ran(entry, done), ended, trail),
+        Poll::Ready(done) => {
+            let result = ran(run.config, entry, &run.running(id), done);
+            finished(run, entry, arguments, result, ended, trail)
+        }
         Poll::Pending => Some(Waits::Tool {
             entry: Arc::clone(entry),
             arguments,
@@ -359,7 +366,7 @@ fn in_place(
     });
     match (now, stopped) {
         (Now::Ran(done), _) => {
-            *ended = Some(ran_in_place(entry, done));
+            *ended = Some(ran_in_place(run.config, entry, &run.running(id), done));
             InPlace::Ran
         }
         (Now::NotRun, Some(authorization)) => InPlace::Stopped(authorization),
@@ -408,11 +415,13 @@ async fn wait_for<'e>(
         Waits::Approval {
             arguments,
             started,
-            reason,
+            asked,
             ..
         } => {
             let asking = run.asking(entry, id);
-            let decision = require_approval(&asking, &arguments.value(entry), reason).await;
+            let (reason, staging) = *asked;
+            let called = arguments.value(entry);
+            let decision = require_approval(&asking, &called, reason, staging).await;
             let ready = Ready {
                 entry,
                 arguments: &arguments,
@@ -431,7 +440,7 @@ async fn wait_for<'e>(
             let finished = wait(run.config, entry, tool, token, run.cancel).await;
             (
                 arguments,
-                finished.and_then(|finished| ran(entry, finished)),
+                finished.and_then(|finished| ran(run.config, entry, &run.running(id), finished)),
             )
         }
     };

@@ -48,7 +48,7 @@ pub(crate) async fn perform(
             Box::pin(waiting).await?
         }
     };
-    ran(entry, finished)
+    ran(config, entry, running, finished)
 }
 
 impl Start<'_> {
@@ -102,41 +102,69 @@ pub(crate) async fn wait(
     Err(stopped)
 }
 
-/// What the tool gave, as the call's result: a panic as an error, content checked, and
-/// secrets withheld from an error about the arguments.
+/// What the tool gave, as the call's result: a panic as an error, content checked, secrets
+/// withheld from an error about the arguments, and the application's result stages walked.
 #[inline]
-pub(crate) fn ran(entry: &Entry, finished: Ran) -> ToolResult {
+pub(crate) fn ran(
+    config: &Config,
+    entry: &Entry,
+    running: &Running<'_>,
+    finished: Ran,
+) -> ToolResult {
     match finished {
-        Ok(Ok(value)) if !entry.definition.returns_content => Ok(value),
-        finished => ran_otherwise(entry, finished),
+        Ok(Ok(value)) if plain(config, entry) => Ok(value),
+        finished => ran_otherwise(config, entry, running, finished),
     }
 }
 
-/// [`ran`] for a tool run in place, whose result may be text (never content: content is
-/// asked for as a value, to be checked).
+/// [`ran`] for a tool run in place, whose result may be text (never content, nor a result
+/// the stages check: those are asked for as values).
 #[inline]
-pub(crate) fn ran_in_place(entry: &Entry, finished: RanInPlace) -> ProducedResult {
+pub(crate) fn ran_in_place(
+    config: &Config,
+    entry: &Entry,
+    running: &Running<'_>,
+    finished: RanInPlace,
+) -> ProducedResult {
     match finished {
-        Ok(Ok(produced)) if !entry.definition.returns_content => Ok(produced),
-        finished => ran_otherwise(entry, finished.map(into_tool_result)).map(Produced::Value),
+        Ok(Ok(produced)) if plain(config, entry) => Ok(produced),
+        finished => {
+            let finished = finished.map(into_tool_result);
+            ran_otherwise(config, entry, running, finished).map(Produced::Value)
+        }
     }
+}
+
+/// Whether a tool's value is its result as it is: not content to check, and no stage to
+/// walk.
+#[inline(always)]
+fn plain(config: &Config, entry: &Entry) -> bool {
+    !entry.definition.returns_content && !config.governance.stages.check_results()
 }
 
 /// What a tool run in place gives: its result, or the panic it was stopped by.
 pub(crate) type RanInPlace = Result<ProducedResult, Box<dyn Any + Send>>;
 
-/// What a tool gave that is not a plain value: content to check, an error or a panic.
+/// What a tool gave that is not a plain value: content to check, an error or a panic, or a
+/// result the stages check.
 #[inline(never)]
-fn ran_otherwise(entry: &Entry, finished: Ran) -> ToolResult {
-    let error = match finished {
-        Ok(Ok(value)) => match checked_content(&entry.definition, value) {
-            Ok(value) => return Ok(value),
-            Err(error) => error,
-        },
-        Ok(Err(error)) => error,
-        Err(payload) => panicked(&entry.definition.name, payload),
+fn ran_otherwise(
+    config: &Config,
+    entry: &Entry,
+    running: &Running<'_>,
+    finished: Ran,
+) -> ToolResult {
+    let result = match finished {
+        Ok(Ok(value)) => checked_content(&entry.definition, value),
+        Ok(Err(error)) => Err(error),
+        Err(payload) => Err(panicked(&entry.definition.name, payload)),
     };
-    Err(withhold_secrets(entry, error))
+    let result = result.map_err(|error| withhold_secrets(entry, error));
+    let stages = &config.governance.stages;
+    match stages.check_results() {
+        true => stages.check_result(running.caller, &entry.definition, running.call_id, result),
+        false => result,
+    }
 }
 
 /// What a tool's future gives: its result, or the panic it was stopped by.

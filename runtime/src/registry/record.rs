@@ -45,6 +45,8 @@ pub(crate) struct Trail<'r> {
     pub(crate) content: bool,
     /// Whether the call named a tool the caller sees.
     pub(crate) found: bool,
+    /// What the application's stages did to the call, if anything.
+    pub(crate) stages: Option<Box<str>>,
 }
 
 impl Default for Trail<'_> {
@@ -58,6 +60,7 @@ impl Default for Trail<'_> {
             ui: None,
             content: false,
             found: false,
+            stages: None,
         }
     }
 }
@@ -84,6 +87,7 @@ impl<'r> Trail<'r> {
             ui: self.ui,
             content: self.content,
             found: self.found,
+            stages: self.stages,
         }
     }
 
@@ -104,6 +108,17 @@ impl<'r> Trail<'r> {
         if let Some(arguments) = verdict.edited_arguments {
             self.arguments = CallArguments::Value(arguments);
             self.edited = true;
+        }
+        if verdict.stages.is_some() {
+            self.stages = verdict.stages;
+        }
+    }
+
+    /// The decision as the record says it: with what the stages did, if they did anything.
+    fn decision_text(&self) -> Cow<'static, str> {
+        match &self.stages {
+            None => Cow::Borrowed(self.decision),
+            Some(stages) => Cow::Owned(format!("{} (stages: {stages})", self.decision)),
         }
     }
 
@@ -136,8 +151,10 @@ pub(crate) struct Verdict {
     pub(crate) decision: &'static str,
     /// Who was asked, if anyone.
     pub(crate) approver: Option<String>,
-    /// The arguments an approver changed, redacted.
+    /// The arguments an approver (or a stage) changed, redacted.
     pub(crate) edited_arguments: Option<Value>,
+    /// What the application's stages did, if anything.
+    pub(crate) stages: Option<Box<str>>,
 }
 
 impl Verdict {
@@ -146,7 +163,24 @@ impl Verdict {
             decision,
             approver: None,
             edited_arguments: None,
+            stages: None,
         }
+    }
+
+    /// The verdict with what the stages did.
+    pub(crate) fn staged(mut self, stages: Option<Box<str>>) -> Self {
+        self.stages = stages;
+        self
+    }
+
+    /// The verdict of a call that runs with arguments a stage rewrote (kept redacted for
+    /// its record, unless an approver's edit took their place).
+    pub(crate) fn rewritten(mut self, rewritten: Option<&Value>, entry: &Entry) -> Self {
+        if let (Some(rewritten), None) = (rewritten, &self.edited_arguments) {
+            let secrets = &entry.definition.secret_arguments;
+            self.edited_arguments = Some(redact(rewritten, secrets));
+        }
+        self
     }
 
     pub(crate) fn by(mut self, approver: &str) -> Self {
@@ -200,7 +234,7 @@ pub(crate) async fn before_run(
         tool: tool.to_owned(),
         call_id: call_id.to_owned(),
         arguments: trail.arguments_of(arguments, entry),
-        decision: trail.decision.to_owned(),
+        decision: trail.decision_text().into_owned(),
         approver: trail.approver.clone(),
         outcome: "started".to_owned(),
         duration_ms: 0.0,
@@ -335,7 +369,7 @@ pub(crate) fn audit<'a>(
         let facts = Facts {
             order: stamp.order,
             time_ms: stamp.millis,
-            decision: Cow::Borrowed(trail.decision),
+            decision: trail.decision_text(),
             approver: trail.approver.take(),
             outcome: match result {
                 Ok(_) => Cow::Borrowed("ok"),

@@ -27,7 +27,30 @@ pub(crate) enum Resolution<'a> {
     Deny { reason: &'a str },
 }
 
+/// Takes up `pending` as `approver` decided it, inside the application's wrappers if it
+/// has any (the rest of the call is wrapped as its beginning was).
 pub(crate) async fn resume(
+    config: &Config,
+    snapshot: &Snapshot,
+    pending: PendingCall,
+    approver: &Caller,
+    resolution: Resolution<'_>,
+) -> ToolOutcome {
+    let stages = &config.governance.stages;
+    if !stages.wrap_calls() {
+        return resolve(config, snapshot, pending, approver, resolution).await;
+    }
+    let caller = pending.caller.clone();
+    let names = (
+        pending.call_id.as_str().into(),
+        pending.tool.as_str().into(),
+    );
+    let inner = Box::pin(resolve(config, snapshot, pending, approver, resolution));
+    stages.wrapped(config, &caller, names, inner).await
+}
+
+/// [`resume`], unwrapped.
+async fn resolve(
     config: &Config,
     snapshot: &Snapshot,
     pending: PendingCall,
@@ -55,7 +78,7 @@ pub(crate) async fn resume(
             trail.decision = "approved";
             let rank = config.roles.rank(caller.role());
             async {
-                let entry = find(config, snapshot, rank, &tool)?;
+                let entry = find(config, snapshot, (rank, &caller), &tool)?;
                 trail.seen(&entry.definition);
                 let arguments =
                     read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;

@@ -84,7 +84,8 @@ impl Registry {
     #[cfg(feature = "mcp")]
     pub(crate) fn unknown_tool(&self, caller: &Caller, name: &str) -> crate::error::ToolError {
         let snapshot = self.inner.snapshot.load();
-        let found = super::find::find(&self.inner.config, &snapshot, self.rank(caller), name);
+        let seer = (self.rank(caller), caller);
+        let found = super::find::find(&self.inner.config, &snapshot, seer, name);
         // Visible only if registered since the caller was looked up: still unknown to it.
         found.err().unwrap_or_else(|| {
             let name = crate::bounded::clip(name, crate::bounded::MAX_QUOTED);
@@ -104,7 +105,8 @@ impl Registry {
             .into_iter()
             .filter_map(|scored| {
                 // The scorer may be the application's: the registry has the last word.
-                let entry = snapshot.visible(Some(rank), &scored.name)?;
+                let seer = (Some(rank), caller);
+                let entry = super::find::seen(&self.inner.config, &snapshot, seer, &scored.name)?;
                 Some(SearchHit {
                     definition: Arc::clone(&entry.definition),
                     score: scored.score,

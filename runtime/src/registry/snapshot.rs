@@ -374,17 +374,42 @@ fn view_for(entries: &[Arc<Entry>], rank: usize) -> RoleView {
         .filter(|entry| entry.rank <= rank)
         .map(|entry| Arc::clone(&entry.definition))
         .collect();
-    let mut names: Vec<String> = tools
-        .iter()
-        .take(MAX_NAMED_TOOLS)
-        .map(|tool| format!("`{}`", tool.name))
-        .collect();
-    if tools.len() > MAX_NAMED_TOOLS {
-        names.push(format!("and {} more", tools.len() - MAX_NAMED_TOOLS));
+    RoleView::of(tools)
+}
+
+impl RoleView {
+    /// The view of these tools.
+    pub(crate) fn of(tools: Vec<Arc<ToolDefinition>>) -> RoleView {
+        let mut names: Vec<String> = tools
+            .iter()
+            .take(MAX_NAMED_TOOLS)
+            .map(|tool| format!("`{}`", tool.name))
+            .collect();
+        if tools.len() > MAX_NAMED_TOOLS {
+            names.push(format!("and {} more", tools.len() - MAX_NAMED_TOOLS));
+        }
+        RoleView {
+            names: names.join(", ").into(),
+            tools: tools.into(),
+            exports: Mutex::default(),
+        }
     }
-    RoleView {
-        names: names.join(", ").into(),
-        tools: tools.into(),
-        exports: Mutex::default(),
+}
+
+/// What one caller sees: its role's view, or (where a stage hides tools from callers) a
+/// view of its own.
+pub(crate) enum CallerView<'s> {
+    Role(&'s RoleView),
+    Own(RoleView),
+}
+
+impl std::ops::Deref for CallerView<'_> {
+    type Target = RoleView;
+
+    fn deref(&self) -> &RoleView {
+        match self {
+            CallerView::Role(view) => view,
+            CallerView::Own(view) => view,
+        }
     }
 }

@@ -1,0 +1,344 @@
+//! The application's stages (see [`crate::stage`]), held in the order they were added and
+//! walked at their steps of the call's path: call stages where the call is authorized,
+//! result stages where the tool's result is made, wrappers around the whole call, listing
+//! stages wherever a caller's tools are found or listed. A registry without stages keeps
+//! every call on its path as it is.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::sync::LazyLock;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use smol_str::SmolStr;
+
+use crate::audit::{REDACTED, redact};
+use crate::call::{ToolCall, ToolOutcome};
+use crate::caller::Caller;
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+use crate::registry::Config;
+use crate::registry::contain::{contained, contained_panic};
+use crate::registry::record::reject;
+use crate::registry::snapshot::Entry;
+use crate::stage::{
+    CallStage, CallWrapper, ListingStage, ResultCall, ResultStage, StageCall, StageVerdict,
+    WrappedCall,
+};
+use crate::tool::ToolResult;
+
+/// The stages a registry was built with.
+#[derive(Default)]
+pub(crate) struct Stages {
+    calls: Vec<Box<dyn CallStage>>,
+    results: Vec<Box<dyn ResultStage>>,
+    wrappers: Vec<Box<dyn CallWrapper>>,
+    listings: Vec<Box<dyn ListingStage>>,
+    /// Whether any call stage reads the arguments (decided once, at build time).
+    calls_read_arguments: bool,
+}
+
+/// What a stage that does not read arguments is shown for them: made once.
+static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+
+/// What the call stages decided about one call.
+pub(crate) enum Staged {
+    /// None refused: the arguments as rewritten (if a stage did), the reason for approval
+    /// (if a stage asked for it), and what the stages did, for the record.
+    Passed {
+        rewritten: Option<Value>,
+        approval: Option<String>,
+        notes: Option<Box<str>>,
+    },
+    /// A stage refused the call (or failed, or rewrote it into arguments the schema refuses).
+    Refused {
+        error: ToolError,
+        notes: Option<Box<str>>,
+    },
+}
+
+impl Stages {
+    pub(crate) fn add_call(&mut self, stage: Box<dyn CallStage>) {
+        self.calls_read_arguments |= stage.reads_arguments();
+        self.calls.push(stage);
+    }
+
+    pub(crate) fn add_result(&mut self, stage: Box<dyn ResultStage>) {
+        self.results.push(stage);
+    }
+
+    pub(crate) fn add_wrapper(&mut self, wrapper: Box<dyn CallWrapper>) {
+        self.wrappers.push(wrapper);
+    }
+
+    pub(crate) fn add_listing(&mut self, stage: Box<dyn ListingStage>) {
+        self.listings.push(stage);
+    }
+
+    /// Whether calls are checked by stages before they are authorized.
+    #[inline]
+    pub(crate) fn checks_calls(&self) -> bool {
+        !self.calls.is_empty()
+    }
+
+    /// Whether a call stage reads the arguments (they must then be a JSON value).
+    #[inline]
+    pub(crate) fn read_arguments(&self) -> bool {
+        self.calls_read_arguments
+    }
+
+    /// Whether tools' results are checked by stages (they must then be values).
+    #[inline]
+    pub(crate) fn check_results(&self) -> bool {
+        !self.results.is_empty()
+    }
+
+    /// Whether calls are wrapped (their path then waits: it is a future of its own).
+    #[inline]
+    pub(crate) fn wrap_calls(&self) -> bool {
+        !self.wrappers.is_empty()
+    }
+
+    /// Whether a stage may hide tools from a caller (lists are then made per caller).
+    #[inline]
+    pub(crate) fn hide_tools(&self) -> bool {
+        !self.listings.is_empty()
+    }
+
+    /// Whether a listing stage hides `tool` from `caller`. A stage that panics hides it: what
+    /// cannot be decided is not shown.
+    pub(crate) fn hides(&self, caller: &Caller, tool: &ToolDefinition) -> bool {
+        self.listings.iter().any(|stage| {
+            contained("a listing stage", &tool.name, || stage.hides(caller, tool)).unwrap_or(true)
+        })
+    }
+
+    /// Walks the call stages over one call of `entry`'s tool, in order.
+    pub(crate) fn check_call(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        call_id: &str,
+        arguments: &Value,
+    ) -> Staged {
+        let tool = &entry.definition;
+        let mut current = Cow::Borrowed(arguments);
+        let (mut rewritten, mut approval, mut notes) = (false, None, Notes::default());
+        for stage in &self.calls {
+            let shown = shown_to(stage.as_ref(), tool, &current);
+            let call = StageCall {
+                caller,
+                tool,
+                call_id,
+                arguments: &shown,
+            };
+            let Some(verdict) = contained("a call stage", &tool.name, || stage.check(&call)) else {
+                notes.add(stage.name(), "failed");
+                let error = failed_stage(stage.name());
+                return Staged::Refused {
+                    error,
+                    notes: notes.done(),
+                };
+            };
+            match verdict {
+                StageVerdict::Continue => {}
+                StageVerdict::Refuse(error) => {
+                    notes.add(stage.name(), "refused the call");
+                    return Staged::Refused {
+                        error,
+                        notes: notes.done(),
+                    };
+                }
+                StageVerdict::RequireApproval { reason } => {
+                    notes.add(stage.name(), "required approval");
+                    approval.get_or_insert(reason);
+                }
+                StageVerdict::Rewrite(mut value) => {
+                    if !stage.needs_secrets() {
+                        keep_secrets(&mut value, &current, &tool.secret_arguments);
+                    }
+                    if let Err(error) = entry.check_in_place(&mut value) {
+                        notes.add(
+                            stage.name(),
+                            "rewrote the arguments into ones the schema refuses",
+                        );
+                        let error = refused_rewrite(stage.name(), error);
+                        return Staged::Refused {
+                            error,
+                            notes: notes.done(),
+                        };
+                    }
+                    notes.add(stage.name(), "rewrote the arguments");
+                    current = Cow::Owned(value);
+                    rewritten = true;
+                }
+            }
+        }
+        Staged::Passed {
+            rewritten: rewritten.then(|| current.into_owned()),
+            approval,
+            notes: notes.done(),
+        }
+    }
+
+    /// The tool's result, as the result stages pass it on (in order).
+    pub(crate) fn check_result(
+        &self,
+        caller: &Caller,
+        tool: &ToolDefinition,
+        call_id: &str,
+        mut result: ToolResult,
+    ) -> ToolResult {
+        let call = ResultCall {
+            caller,
+            tool,
+            call_id,
+        };
+        for stage in &self.results {
+            // The stage takes the result; if it panics, the result is gone with it.
+            result = contained("a result stage", &tool.name, || stage.check(&call, result))
+                .unwrap_or_else(|| Err(failed_stage(stage.name())));
+        }
+        result
+    }
+
+    /// `call`'s future inside the wrappers, the first added outermost. A wrapper that
+    /// panics while wrapping before it took the call is left out; one that panics after
+    /// taking it ends the call (which never began) with a recorded error.
+    pub(crate) fn wrapped<'a>(
+        &'a self,
+        config: &'a Config,
+        caller: &'a Caller,
+        (id, name): (SmolStr, SmolStr),
+        inner: BoxFuture<'a, ToolOutcome>,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        let seen = WrappedCall {
+            caller,
+            tool: &name,
+            call_id: &id,
+        };
+        let mut future = inner;
+        for wrapper in self.wrappers.iter().rev() {
+            // Handed over through a slot, to tell a wrapper that panicked with the call
+            // taken from one that panicked before.
+            let mut slot = Some(future);
+            let wrapped = contained("a call wrapper", &name, || {
+                let inner = slot.take().expect("the call is handed to one wrapper");
+                wrapper.wrap(&seen, inner)
+            });
+            let (id, name) = (id.clone(), name.clone());
+            future = match (wrapped, slot) {
+                (Some(wrapped), _) => contain_wrapped(wrapper.name(), (id, name), wrapped),
+                (None, Some(inner)) => inner,
+                (None, None) => {
+                    let call = ToolCall::new(id, name, Value::Object(Map::new()));
+                    let error = failed_stage(wrapper.name());
+                    return Box::pin(reject(config, caller, call, error));
+                }
+            };
+        }
+        future
+    }
+}
+
+/// The arguments as `stage` is shown them: none if it does not read them, secrets
+/// redacted unless it needs them.
+fn shown_to<'v>(
+    stage: &dyn CallStage,
+    tool: &ToolDefinition,
+    current: &'v Value,
+) -> Cow<'v, Value> {
+    if !stage.reads_arguments() {
+        return Cow::Borrowed(&UNREAD);
+    }
+    if stage.needs_secrets() || tool.secret_arguments.is_empty() {
+        return Cow::Borrowed(current);
+    }
+    Cow::Owned(redact(current, &tool.secret_arguments))
+}
+
+/// A secret the stage was shown redacted and left so keeps the value it had.
+fn keep_secrets(rewritten: &mut Value, before: &Value, secrets: &[String]) {
+    let (Value::Object(rewritten), Value::Object(before)) = (rewritten, before) else {
+        return;
+    };
+    for secret in secrets {
+        let redacted = rewritten.get(secret).and_then(Value::as_str) == Some(REDACTED);
+        if let (true, Some(value)) = (redacted, before.get(secret)) {
+            rewritten.insert(secret.clone(), value.clone());
+        }
+    }
+}
+
+/// A wrapped call whose wrapper panics while it runs ends with an error, not a lost task
+/// (the call itself is recorded inside the wrapper, if it got that far).
+fn contain_wrapped<'a>(
+    wrapper: &str,
+    (id, tool): (SmolStr, SmolStr),
+    wrapped: BoxFuture<'a, ToolOutcome>,
+) -> BoxFuture<'a, ToolOutcome> {
+    let wrapper = wrapper.to_owned();
+    Box::pin(async move {
+        match AssertUnwindSafe(wrapped).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(payload) => {
+                let panic = contained_panic(&tool, payload, "a call wrapper");
+                let message = format!(
+                    "the stage `{wrapper}` around this call failed ({})",
+                    panic.message
+                );
+                ToolOutcome {
+                    call_id: id,
+                    tool,
+                    result: Err(ToolError::new(ErrorCode::Panicked, message)),
+                    duration: std::time::Duration::ZERO,
+                    ui: None,
+                    is_content: false,
+                }
+            }
+        }
+    })
+}
+
+/// A stage on the call's path panicked: the call is refused, not lost.
+fn failed_stage(stage: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::Panicked,
+        format!(
+            "the stage `{stage}` failed (an internal error, not a problem with your arguments); the call did not run as asked"
+        ),
+    )
+}
+
+/// A stage rewrote the arguments into ones the tool's schema refuses.
+fn refused_rewrite(stage: &str, error: ToolError) -> ToolError {
+    let message = format!(
+        "the stage `{stage}` rewrote this call's arguments into ones the tool's schema refuses, so the call did not run ({})",
+        error.message
+    );
+    let refused = ToolError::new(ErrorCode::Denied, message);
+    match error.details {
+        Some(details) => refused.with_details(details),
+        None => refused,
+    }
+}
+
+/// What the stages did to a call, for its record: `name: what; name: what`.
+#[derive(Default)]
+struct Notes(String);
+
+impl Notes {
+    fn add(&mut self, stage: &str, what: &str) {
+        if !self.0.is_empty() {
+            self.0.push_str("; ");
+        }
+        self.0.push_str(stage);
+        self.0.push_str(": ");
+        self.0.push_str(what);
+    }
+
+    fn done(self) -> Option<Box<str>> {
+        (!self.0.is_empty()).then(|| self.0.into_boxed_str())
+    }
+}
