@@ -15,22 +15,24 @@ mod common;
 
 use common::{
     ADD, Rmcp, RmcpTools, SEARCH, call_copying_names, call_to, connect, floor_add, floor_search,
-    registries, round_trip,
+    registries, registry_with_noop_stage, round_trip,
 };
 use std::hint::black_box;
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 
-const ROWS: [&str; 14] = [
+const ROWS: [&str; 16] = [
     "floor_add",
     "rmcp_add",
     "toolgate_add",
     "toolgate_add_history_off",
+    "toolgate_add_noop_stage",
     "toolgate_add_names_copied",
     "floor_search",
     "rmcp_search",
     "toolgate_search",
     "toolgate_search_history_off",
+    "toolgate_search_noop_stage",
     "toolgate_add_in_batch",
     "mcp_rmcp_server_add",
     "mcp_toolgate_server_add",
@@ -76,6 +78,8 @@ enum Kind {
     Toolgate {
         history_off: bool,
     },
+    /// The default registry with one no-op application stage.
+    ToolgateNoopStage,
     /// The default registry, the call's id and name copied into it (a kind of its own, not
     /// a flag of `Toolgate`: choosing how to make the call inside the loop would be counted
     /// against every toolgate row, about 10 instructions a call).
@@ -98,6 +102,7 @@ fn kind_of(row: &str) -> Kind {
         "toolgate_add_history_off" | "toolgate_search_history_off" => {
             Kind::Toolgate { history_off: true }
         }
+        "toolgate_add_noop_stage" | "toolgate_search_noop_stage" => Kind::ToolgateNoopStage,
         other => panic!("no row named `{other}`; the rows are {ROWS:?}"),
     }
 }
@@ -117,6 +122,7 @@ fn run(row: &str, count: u64) {
     runtime.block_on(async {
         let caller = Caller::new("bench", "public");
         let (default, history_off) = registries();
+        let staged = registry_with_noop_stage();
         let rmcp = Rmcp::connect().await;
         let rmcp_server = connect(RmcpTools::routed()).await;
         let toolgate_server = connect(McpServer::for_caller(
@@ -145,6 +151,11 @@ fn run(row: &str, count: u64) {
                     let registry = if off { &history_off } else { &default };
                     let call = call_to(tool, black_box(arguments));
                     let outcome = registry.call(&caller, call).await;
+                    drop(black_box(outcome.result.unwrap()));
+                }
+                Kind::ToolgateNoopStage => {
+                    let call = call_to(tool, black_box(arguments));
+                    let outcome = staged.call(&caller, call).await;
                     drop(black_box(outcome.result.unwrap()));
                 }
                 Kind::ToolgateNamesCopied => {

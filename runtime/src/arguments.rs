@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use sha2::{Digest, Sha256};
 
-use crate::approval::hex_digest;
+use crate::digest::hex_digest;
 use crate::error::{ErrorCode, ToolError};
 
 /// The arguments of one call, in whatever form the provider gave them.

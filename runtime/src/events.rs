@@ -153,7 +153,7 @@ pub enum EventKind {
         /// The tools it called, in order.
         calls: Vec<String>,
         /// Tokens read and written, as the provider reported them.
-        usage: crate::agent::Usage,
+        usage: crate::usage::Usage,
     },
     /// An agent run stopped: finished, waiting for approval, or at a limit.
     RunFinished {

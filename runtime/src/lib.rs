@@ -84,6 +84,7 @@ pub mod console;
 pub mod content;
 mod context;
 mod definition;
+mod digest;
 mod error;
 pub mod events;
 mod exact;
@@ -107,11 +108,13 @@ pub mod search;
 pub mod stage;
 mod static_tool;
 pub mod store;
+mod store_error;
 mod sync;
 mod template;
 mod time;
 mod tool;
 pub mod tool_search;
+mod usage;
 mod validation;
 
 #[doc(hidden)]

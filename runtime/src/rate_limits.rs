@@ -12,7 +12,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::store::error::{StoreFuture, ready, unavailable};
+use crate::store_error::{StoreFuture, ready, unavailable};
 use crate::sync::lock;
 
 /// How many calls may be made in a period, with a burst.

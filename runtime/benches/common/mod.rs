@@ -161,3 +161,30 @@ pub fn call_to(tool: &'static str, arguments: &str) -> toolgate::ToolCall {
 pub fn call_copying_names(tool: &'static str, arguments: &str) -> toolgate::ToolCall {
     toolgate::ToolCall::new("1", tool, arguments)
 }
+
+/// A call stage that lets every call through without reading its arguments: what one
+/// application stage costs a call (see the `*_noop_stage` rows).
+pub struct NoopStage;
+
+impl toolgate::stage::CallStage for NoopStage {
+    fn name(&self) -> &str {
+        "noop"
+    }
+
+    fn check(&self, _: &toolgate::stage::StageCall<'_>) -> toolgate::stage::StageVerdict {
+        toolgate::stage::StageVerdict::Continue
+    }
+
+    fn reads_arguments(&self) -> bool {
+        false
+    }
+}
+
+/// The default registry with one no-op application stage.
+pub fn registry_with_noop_stage() -> toolgate::Registry {
+    toolgate::Registry::builder()
+        .roles(["public"])
+        .call_stage(NoopStage)
+        .build()
+        .unwrap()
+}

@@ -52,12 +52,11 @@ mod store;
 
 use std::sync::Arc;
 
+pub use crate::usage::Usage;
 pub use builder::{AgentBuilder, ToolSelector};
 pub use free_text::FreeText;
 pub use message::{Message, ModelCall, ToolResult};
-pub use model::{
-    Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
-};
+pub use model::{Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest};
 pub use run::{CallDecision, CallRecord, Decision, PendingApproval, Run, RunId, RunStatus};
 pub use store::{MemoryRunStore, RunStore};
 
@@ -65,7 +64,7 @@ use crate::approval::TicketError;
 use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::registry::Registry;
-use crate::store::StoreError;
+use crate::store_error::StoreError;
 use builder::Settings;
 
 /// A model with the registry's tools, for any number of runs. Cheap to clone.

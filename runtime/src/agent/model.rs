@@ -1,5 +1,6 @@
 //! What the loop needs of a model: given the conversation and the tools, its next reply.
 
+use crate::usage::Usage;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -52,22 +53,6 @@ pub struct ModelReply {
     /// The reply could not be read as the model meant it (e.g. two tool-call candidates in
     /// free text): this is said to the model, which is asked again.
     pub correction: Option<String>,
-}
-
-/// Tokens read and written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Tokens of the prompts.
-    pub input_tokens: u64,
-    /// Tokens of the replies.
-    pub output_tokens: u64,
-}
-
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-    }
 }
 
 /// Why a model gave no reply.

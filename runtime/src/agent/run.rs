@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::message::{Message, ToolResult};
-use super::model::{ModelError, Usage};
+use super::model::ModelError;
 use crate::caller::Caller;
 use crate::error::ToolError;
+use crate::usage::Usage;
 
 /// A run's id: random, unguessable, the only handle a client holds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -18,7 +19,7 @@ impl RunId {
     pub fn new() -> Self {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
-        RunId(crate::approval::hex_digest(&bytes))
+        RunId(crate::digest::hex_digest(&bytes))
     }
 
     /// The id as text.

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::run::{Run, RunId, RunStatus};
-use crate::store::error::{StoreFuture, ready};
+use crate::store_error::{StoreFuture, ready};
 use crate::sync::lock;
 
 /// Keeps runs. `take` must be atomic: of two concurrent takes of one run (also from two

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::error::{StoreFuture, ready};
+use crate::store_error::{StoreFuture, ready};
 use crate::sync::lock;
 
 /// A caller may run a tool without asking again.

@@ -18,7 +18,7 @@ pub use caller::{AskCaller, CONFIRMATION_KEY, Confirmation, answer_of, confirmat
 pub use grants::{Grant, GrantStore, MemoryGrantStore};
 pub use pending::{DecidedCall, MemoryPendingStore, PendingCall, PendingStore};
 pub use ticket::TicketError;
-pub(crate) use ticket::{TicketSigner, hex as hex_digest};
+pub(crate) use ticket::TicketSigner;
 
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;

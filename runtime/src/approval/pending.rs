@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::caller::Caller;
 use crate::error::ToolError;
-use crate::store::error::{StoreFuture, ready};
+use crate::store_error::{StoreFuture, ready};
 use crate::sync::lock;
 
 /// A call that needs approval and has not run.

@@ -1,6 +1,7 @@
 //! Approval tickets: `base64url(claims JSON) . base64url(HMAC-SHA256)`, bound to the
 //! caller, tool, call id and a hash of the arguments, with an expiry.
 
+use crate::digest::hex_digest;
 use std::fmt;
 use std::time::Duration;
 
@@ -93,7 +94,7 @@ impl TicketSigner {
         arguments: &Value,
     ) -> (String, TicketClaims) {
         let claims = TicketClaims {
-            id: hex(&random_bytes::<16>()),
+            id: hex_digest(&random_bytes::<16>()),
             caller: caller.to_owned(),
             tool: tool.to_owned(),
             call_id: call_id.to_owned(),
@@ -148,10 +149,12 @@ impl TicketSigner {
 
     /// The keyed digest of a call's arguments that a ticket carries.
     pub(crate) fn arguments_digest(&self, arguments: &Value) -> String {
-        hex(&self
-            .mac(arguments.to_string().as_bytes())
-            .finalize()
-            .into_bytes())
+        hex_digest(
+            &self
+                .mac(arguments.to_string().as_bytes())
+                .finalize()
+                .into_bytes(),
+        )
     }
 
     fn mac(&self, data: &[u8]) -> HmacSha256 {
@@ -165,10 +168,6 @@ fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]

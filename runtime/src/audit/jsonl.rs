@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::chain::{GENESIS, Link, link};
 use super::{AuditRecord, AuditSink};
-use crate::approval::hex_digest;
+use crate::digest::hex_digest;
 use crate::sync::lock;
 
 struct Chain {

@@ -12,7 +12,7 @@ use super::kept::{CallArguments, CopiedRecord, Facts, KeptRecord, Names, Whole};
 use super::readers::Readers;
 use super::ring::Ring;
 use super::store::AuditStore;
-use crate::store::error::{StoreFuture, ready};
+use crate::store_error::{StoreFuture, ready};
 
 /// The last records of all callers, in memory (the default, 1,000 records; see
 /// [`RegistryBuilder::history_capacity`](crate::RegistryBuilder::history_capacity)). Not

@@ -160,3 +160,17 @@ pub(crate) fn redact_in_place(arguments: &mut Value, secrets: &[String]) {
         }
     }
 }
+
+/// Arguments someone saw with secrets redacted and edited (an approver, a stage): a secret
+/// they left as [`REDACTED`] keeps its real value from `original`.
+pub(crate) fn unredacted(mut edited: Value, original: &Value, secrets: &[String]) -> Value {
+    if let Value::Object(map) = &mut edited {
+        for secret in secrets {
+            let untouched = map.get(secret).and_then(Value::as_str) == Some(REDACTED);
+            if let (true, Some(real)) = (untouched, original.get(secret)) {
+                map.insert(secret.clone(), real.clone());
+            }
+        }
+    }
+    edited
+}

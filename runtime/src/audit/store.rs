@@ -3,7 +3,7 @@
 
 use super::AuditRecord;
 use super::chain::{ChainBreak, VerifiedChain};
-use crate::store::error::StoreFuture;
+use crate::store_error::StoreFuture;
 
 /// Keeps audit records and reads them back. The registry awaits
 /// [`append`](AuditStore::append) before it answers a call, so an answered call has its

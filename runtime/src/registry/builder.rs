@@ -25,7 +25,6 @@ use crate::registry::{Config, Registry};
 use crate::roles::Roles;
 use crate::search::{Bm25Index, Scorer, SearchIndex};
 use crate::static_tool::linked_tools;
-use crate::store::Stores;
 use crate::tool::Tool;
 
 /// Which linked `#[tool]` functions to include.
@@ -281,14 +280,18 @@ impl RegistryBuilder {
         self
     }
 
-    /// Keeps pending approvals, grants, rate-limit budgets and audit records in these stores
-    /// (e.g. from [`Stores::open`]`("sqlite:state.db")`); agent runs go to
-    /// [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store).
-    pub fn stores(mut self, stores: &Stores) -> Self {
-        self.pending = Arc::clone(&stores.pending);
-        self.grants = Arc::clone(&stores.grants);
-        self.rate_limits.store = Arc::clone(&stores.rate_limits);
-        self.audit_store = Some(Arc::clone(&stores.audit));
+    /// Keeps calls' state in these stores, shared (what
+    /// [`stores`](Self::stores) takes apart).
+    pub(crate) fn shared_stores(
+        mut self,
+        (pending, grants): (Arc<dyn PendingStore>, Arc<dyn GrantStore>),
+        rate_limits: Arc<dyn RateLimitStore>,
+        audit: Arc<dyn AuditStore>,
+    ) -> Self {
+        self.pending = pending;
+        self.grants = grants;
+        self.rate_limits.store = rate_limits;
+        self.audit_store = Some(audit);
         self
     }
 

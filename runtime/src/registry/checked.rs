@@ -2,121 +2,22 @@
 //! the model saw, or, for a tool proven to accept only what its schema accepts
 //! (`registry::exact`), read straight into its parameter types.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::arguments::{ToolArguments, check_value};
-use crate::audit::{CallArguments, ReadBack, Reader, redact_in_place};
+use crate::audit::CallArguments;
 use crate::context::{CallId, CancellationToken, ToolContext};
 use crate::error::ToolError;
 use crate::exact::ExactInput;
 use crate::registry::Config;
+use crate::registry::checked_arguments::Checked;
 use crate::registry::exact::ExactRead;
 use crate::registry::record::Trail;
 use crate::registry::run::Running;
 use crate::registry::snapshot::Entry;
 use crate::tool::ToolFuture;
-
-/// Arguments that may run.
-pub(crate) enum Checked {
-    /// Checked against the schema (and normalized).
-    Value(Value),
-    /// Text a proven tool has read straight into its parameters.
-    Text(String),
-}
-
-/// Checked arguments, borrowed: what the policy and the call's events look at.
-#[derive(Clone, Copy)]
-pub(crate) enum Arguments<'a> {
-    Value(&'a Value),
-    Text(&'a str),
-}
-
-impl<'a> Arguments<'a> {
-    /// The arguments as a JSON value (see [`Checked::value`]).
-    pub(crate) fn value(self, entry: &Entry) -> Cow<'a, Value> {
-        match self {
-            Arguments::Value(value) => Cow::Borrowed(value),
-            Arguments::Text(text) => Cow::Owned(entry.read_text(text)),
-        }
-    }
-}
-
-impl<'a> From<ExactInput<'a>> for Arguments<'a> {
-    fn from(input: ExactInput<'a>) -> Self {
-        match input {
-            ExactInput::Text(text) => Arguments::Text(text),
-            ExactInput::Value(value) => Arguments::Value(value),
-        }
-    }
-}
-
-impl Checked {
-    /// The arguments, borrowed.
-    pub(crate) fn view(&self) -> Arguments<'_> {
-        match self {
-            Checked::Value(value) => Arguments::Value(value),
-            Checked::Text(text) => Arguments::Text(text),
-        }
-    }
-
-    /// The arguments as a JSON value: borrowed, or read back from the text (for the rare
-    /// step that needs one: an approval, an event, a record written before the run).
-    pub(crate) fn value(&self, entry: &Entry) -> Cow<'_, Value> {
-        self.view().value(entry)
-    }
-
-    /// The arguments as the call's record keeps them, secrets redacted; text with its
-    /// entry, borrowed, to read it back.
-    pub(crate) fn into_kept(self, entry: &Arc<Entry>) -> CallArguments<'_> {
-        match self {
-            Checked::Value(mut value) => {
-                redact_in_place(&mut value, &entry.definition.secret_arguments);
-                CallArguments::Value(value)
-            }
-            Checked::Text(text) => CallArguments::Text {
-                text,
-                reader: entry,
-            },
-        }
-    }
-}
-
-impl Entry {
-    /// Text that a proven tool read, as the checked path would have made it.
-    fn read_text(&self, text: &str) -> Value {
-        // It was read once already, so it parses.
-        let mut value = serde_json::from_str(text).unwrap_or(Value::Null);
-        self.normalize(&mut value);
-        value
-    }
-}
-
-impl ReadBack for Entry {
-    fn read_back(&self, text: &str) -> Value {
-        let mut value = self.read_text(text);
-        redact_in_place(&mut value, &self.definition.secret_arguments);
-        value
-    }
-}
-
-impl ReadBack for Arc<Entry> {
-    fn read_back(&self, text: &str) -> Value {
-        Entry::read_back(self, text)
-    }
-}
-
-impl Reader for Arc<Entry> {
-    fn key(&self) -> usize {
-        Arc::as_ptr(self).addr()
-    }
-
-    fn share(&self) -> Arc<dyn ReadBack> {
-        Arc::clone(self) as Arc<dyn ReadBack>
-    }
-}
 
 /// A tool's future, made before the call is authorized (it does nothing until awaited),
 /// with the token that tells what it starts elsewhere to stop (none if it took no context).

@@ -9,11 +9,12 @@ use crate::approval::{
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::input::InputRequired;
-use crate::registry::govern::{
-    Asking, Authorized, apply_answer, approval_request, decide_now, keep_waiting,
-};
+use crate::registry::authorize::Authorized;
+use crate::registry::decide::{apply_answer, approval_request, decide_now};
 use crate::registry::record::Verdict;
-use crate::store::error::unavailable;
+use crate::registry::run::Asking;
+use crate::registry::tickets::keep_waiting;
+use crate::store_error::unavailable;
 use crate::tool::ToolResult;
 
 /// Asks the caller's client, as `ask` says.

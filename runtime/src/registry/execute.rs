@@ -22,13 +22,15 @@ use crate::caller::Caller;
 use crate::definition::is_valid_tool_name;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
-use crate::registry::checked::{Checked, Started, read_arguments, read_exact};
+use crate::registry::approve::require_approval;
+use crate::registry::authorize::{Authorization, Authorized, authorize};
+use crate::registry::checked::{Started, read_arguments, read_exact};
+use crate::registry::checked_arguments::Checked;
 use crate::registry::confirm;
 use crate::registry::contain::contained_panic;
 use crate::registry::find::find;
-use crate::registry::govern::{Authorization, Authorized, authorize, require_approval};
 use crate::registry::perform::{Start, perform};
-use crate::registry::record::{Concluded, Trail, Verdict, before_run, finish};
+use crate::registry::record::{Concluded, Trail, Verdict, before_run, finish, reject};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
 use crate::time::Moment;
@@ -48,9 +50,16 @@ pub(crate) fn execute<'a, 's: 'a>(
     if !stages.wrap_calls() {
         return Either::Left(walk(run, snapshot, call));
     }
-    let names = (call.id.clone(), call.name.clone());
+    let (id, name) = (call.id.clone(), call.name.clone());
     let inner = Box::pin(walk(run, snapshot, call));
-    Either::Right(stages.wrapped(run.config, run.caller, names, inner))
+    match stages.wrapped(run.caller, (&id, &name), inner) {
+        Ok(wrapped) => Either::Right(wrapped),
+        Err(error) => {
+            // The call never began: its refusal is recorded like any other.
+            let call = ToolCall::new(id, name, Value::Object(Default::default()));
+            Either::Right(Box::pin(reject(run.config, run.caller, call, error)))
+        }
+    }
 }
 
 /// The call's future, every step in it (a span around it where a subscriber wants one).

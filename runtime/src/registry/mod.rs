@@ -3,27 +3,32 @@
 mod answer;
 #[cfg(feature = "axum")]
 pub(crate) use answer::{Answer, IfInPlace};
+mod approve;
+mod authorize;
 mod batch;
 mod builder;
 mod calling;
 mod cancel;
 mod checked;
+mod checked_arguments;
 mod config;
 mod confirm;
 mod contain;
+mod decide;
 mod exact;
 mod execute;
 mod find;
-mod govern;
 mod now;
 mod perform;
 mod problems;
 mod record;
 mod resume;
+mod review;
 mod run;
 mod search;
 mod snapshot;
 mod stages;
+mod tickets;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -44,7 +49,7 @@ use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
 use crate::formats::Format;
 use crate::roles::Roles;
-use crate::store::StoreError;
+use crate::store_error::StoreError;
 use crate::sync::lock;
 use crate::tool::Tool;
 use calling::{Calling, Options, Single};
@@ -388,7 +393,7 @@ impl Registry {
         approver: &Caller,
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
-        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
+        let pending = tickets::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Approve;
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
@@ -403,7 +408,7 @@ impl Registry {
         reason: &str,
     ) -> Result<ToolOutcome, TicketError> {
         let snapshot = self.inner.snapshot.load_full();
-        let pending = govern::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
+        let pending = tickets::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Deny { reason };
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
     }
@@ -416,7 +421,7 @@ impl Registry {
         approver: &Caller,
     ) -> Result<Vec<PendingCall>, StoreError> {
         let snapshot = self.inner.snapshot.load_full();
-        govern::pending_for(&self.inner.config, &snapshot, approver).await
+        tickets::pending_for(&self.inner.config, &snapshot, approver).await
     }
 
     /// What came of a call of an agent run that waited with a ticket and was decided since

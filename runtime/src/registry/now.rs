@@ -22,13 +22,15 @@ use crate::exact::Now;
 use crate::output::{Produced, ProducedResult, ResultForm};
 use crate::registry::Config;
 use crate::registry::answer::Ending;
-use crate::registry::checked::{Checked, Started, checked, exact_input, on_demand, read_arguments};
+use crate::registry::approve::require_approval;
+use crate::registry::authorize::{Authorization, Authorized, Staging, authorize};
+use crate::registry::checked::{Started, checked, exact_input, on_demand, read_arguments};
+use crate::registry::checked_arguments::Checked;
 use crate::registry::contain::ContainedDrop;
 use crate::registry::execute::{
     Decided, Ready, authorized, conclude, failed_on_the_way, found, read, run_decided,
     settled_name, start_with,
 };
-use crate::registry::govern::{Authorization, Authorized, Staging, authorize, require_approval};
 use crate::registry::perform::{Tool, contain_tool, ran, ran_in_place, wait};
 use crate::registry::record::{Concluded, Trail, audit};
 use crate::registry::run::Run;

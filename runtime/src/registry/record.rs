@@ -21,11 +21,11 @@ use crate::events::EventKind;
 use crate::output::{Produced, ProducedResult, ResultValue};
 use crate::registry::Config;
 use crate::registry::answer::{Answer, Ending};
-use crate::registry::checked::Checked;
+use crate::registry::checked_arguments::Checked;
 use crate::registry::config::Governance;
 use crate::registry::contain::contained;
 use crate::registry::snapshot::Entry;
-use crate::store::error::unavailable;
+use crate::store_error::unavailable;
 use crate::time::Moment;
 use crate::tool::ToolResult;
 

@@ -2,19 +2,23 @@
 //! as its original caller (checked again, since the tool may have changed); denied, its
 //! outcome carries the reason. Both end in one audited outcome.
 
+use serde_json::Value;
+use smol_str::SmolStr;
+
 use crate::approval::{DecidedCall, PendingCall};
 use crate::arguments::ToolArguments;
 use crate::audit::{CallArguments, redact};
-use crate::call::ToolOutcome;
+use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
-use crate::registry::checked::{Checked, read_arguments};
+use crate::registry::checked::read_arguments;
+use crate::registry::checked_arguments::Checked;
+use crate::registry::decide::refused_by_a_person;
 use crate::registry::find::find;
-use crate::registry::govern::refused_by_a_person;
 use crate::registry::perform::{Start, perform};
-use crate::registry::record::{Trail, before_run, finish};
+use crate::registry::record::{Trail, before_run, finish, reject};
 use crate::registry::run::Running;
 use crate::registry::snapshot::Snapshot;
 
@@ -41,12 +45,19 @@ pub(crate) async fn resume(
         return resolve(config, snapshot, pending, approver, resolution).await;
     }
     let caller = pending.caller.clone();
-    let names = (
-        pending.call_id.as_str().into(),
-        pending.tool.as_str().into(),
+    let (id, name) = (
+        SmolStr::from(&pending.call_id),
+        SmolStr::from(&pending.tool),
     );
     let inner = Box::pin(resolve(config, snapshot, pending, approver, resolution));
-    stages.wrapped(config, &caller, names, inner).await
+    match stages.wrapped(&caller, (&id, &name), inner) {
+        Ok(wrapped) => wrapped.await,
+        Err(error) => {
+            // The call never began again: its refusal is recorded like any other.
+            let call = ToolCall::new(id, name, Value::Object(Default::default()));
+            reject(config, &caller, call, error).await
+        }
+    }
 }
 
 /// [`resume`], unwrapped.

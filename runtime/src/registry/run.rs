@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use crate::approval::AskCaller;
 use crate::caller::Caller;
+use crate::events::EventKind;
 use crate::input::ClientInput;
 use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
-use crate::registry::govern::Asking;
 use crate::registry::snapshot::Entry;
 
 /// Who is calling and how (the tools they call from are the snapshot's, passed beside).
@@ -79,5 +79,29 @@ impl<'r> Run<'r> {
             run_id: self.run_id,
             ask_caller: self.client.and_then(|client| client.ask_caller.as_ref()),
         }
+    }
+}
+
+/// One call on its way to a decision.
+pub(crate) struct Asking<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) entry: &'a Arc<Entry>,
+    pub(crate) caller: &'a Caller,
+    pub(crate) call_id: &'a str,
+    pub(crate) cancel: Cancel<'a>,
+    /// The agent run the call belongs to, for its events.
+    pub(crate) run_id: Option<&'a str>,
+    /// How to ask the caller's own client, where the caller may decide the call.
+    pub(crate) ask_caller: Option<&'a AskCaller>,
+}
+
+impl Asking<'_> {
+    /// Reports an event about this call.
+    pub(crate) fn report(&self, kind: impl FnOnce() -> EventKind) {
+        let governance = &self.config.governance;
+        governance.events.publish(|| {
+            let run = self.run_id.map(str::to_owned);
+            (self.caller.id().to_owned(), run, kind())
+        });
     }
 }

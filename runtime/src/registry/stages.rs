@@ -13,14 +13,12 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
-use crate::audit::{REDACTED, redact};
-use crate::call::{ToolCall, ToolOutcome};
+use crate::audit::{redact, unredacted};
+use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::registry::Config;
 use crate::registry::contain::{contained, contained_panic};
-use crate::registry::record::reject;
 use crate::registry::snapshot::Entry;
 use crate::stage::{
     CallStage, CallWrapper, ListingStage, ResultCall, ResultStage, StageCall, StageVerdict,
@@ -154,10 +152,11 @@ impl Stages {
                     notes.add(stage.name(), "required approval");
                     approval.get_or_insert(reason);
                 }
-                StageVerdict::Rewrite(mut value) => {
-                    if !stage.needs_secrets() {
-                        keep_secrets(&mut value, &current, &tool.secret_arguments);
-                    }
+                StageVerdict::Rewrite(value) => {
+                    let mut value = match stage.needs_secrets() {
+                        true => value,
+                        false => unredacted(value, &current, &tool.secret_arguments),
+                    };
                     if let Err(error) = entry.check_in_place(&mut value) {
                         notes.add(
                             stage.name(),
@@ -205,40 +204,35 @@ impl Stages {
 
     /// `call`'s future inside the wrappers, the first added outermost. A wrapper that
     /// panics while wrapping before it took the call is left out; one that panics after
-    /// taking it ends the call (which never began) with a recorded error.
+    /// taking it has dropped the call, which never began: the error to record for it.
     pub(crate) fn wrapped<'a>(
         &'a self,
-        config: &'a Config,
-        caller: &'a Caller,
-        (id, name): (SmolStr, SmolStr),
+        caller: &Caller,
+        (id, name): (&SmolStr, &SmolStr),
         inner: BoxFuture<'a, ToolOutcome>,
-    ) -> BoxFuture<'a, ToolOutcome> {
+    ) -> Result<BoxFuture<'a, ToolOutcome>, ToolError> {
         let seen = WrappedCall {
             caller,
-            tool: &name,
-            call_id: &id,
+            tool: name,
+            call_id: id,
         };
         let mut future = inner;
         for wrapper in self.wrappers.iter().rev() {
             // Handed over through a slot, to tell a wrapper that panicked with the call
             // taken from one that panicked before.
             let mut slot = Some(future);
-            let wrapped = contained("a call wrapper", &name, || {
+            let wrapped = contained("a call wrapper", name, || {
                 let inner = slot.take().expect("the call is handed to one wrapper");
                 wrapper.wrap(&seen, inner)
             });
-            let (id, name) = (id.clone(), name.clone());
+            let names = (id.clone(), name.clone());
             future = match (wrapped, slot) {
-                (Some(wrapped), _) => contain_wrapped(wrapper.name(), (id, name), wrapped),
+                (Some(wrapped), _) => contain_wrapped(wrapper.name(), names, wrapped),
                 (None, Some(inner)) => inner,
-                (None, None) => {
-                    let call = ToolCall::new(id, name, Value::Object(Map::new()));
-                    let error = failed_stage(wrapper.name());
-                    return Box::pin(reject(config, caller, call, error));
-                }
+                (None, None) => return Err(failed_stage(wrapper.name())),
             };
         }
-        future
+        Ok(future)
     }
 }
 
@@ -256,19 +250,6 @@ fn shown_to<'v>(
         return Cow::Borrowed(current);
     }
     Cow::Owned(redact(current, &tool.secret_arguments))
-}
-
-/// A secret the stage was shown redacted and left so keeps the value it had.
-fn keep_secrets(rewritten: &mut Value, before: &Value, secrets: &[String]) {
-    let (Value::Object(rewritten), Value::Object(before)) = (rewritten, before) else {
-        return;
-    };
-    for secret in secrets {
-        let redacted = rewritten.get(secret).and_then(Value::as_str) == Some(REDACTED);
-        if let (true, Some(value)) = (redacted, before.get(secret)) {
-            rewritten.insert(secret.clone(), value.clone());
-        }
-    }
 }
 
 /// A wrapped call whose wrapper panics while it runs ends with an error, not a lost task

@@ -27,7 +27,6 @@
 //! even when several instances start together) and refuse a database set up by a newer
 //! toolgate ([`StoreError::NewerSchema`]).
 
-pub(crate) mod error;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -39,7 +38,7 @@ pub mod sqlite;
 
 use std::sync::Arc;
 
-pub use error::{StoreError, StoreFuture};
+pub use crate::store_error::{StoreError, StoreFuture};
 
 pub use crate::agent::{MemoryRunStore, RunStore};
 pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
@@ -65,6 +64,17 @@ pub struct Stores {
 impl std::fmt::Debug for Stores {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stores").finish_non_exhaustive()
+    }
+}
+
+impl crate::RegistryBuilder {
+    /// Keeps pending approvals, grants, rate-limit budgets and audit records in these stores
+    /// (e.g. from [`Stores::open`]`("sqlite:state.db")`); agent runs go to
+    /// [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store).
+    pub fn stores(self, stores: &Stores) -> Self {
+        let approvals = (Arc::clone(&stores.pending), Arc::clone(&stores.grants));
+        let rate_limits = Arc::clone(&stores.rate_limits);
+        self.shared_stores(approvals, rate_limits, Arc::clone(&stores.audit))
     }
 }
 

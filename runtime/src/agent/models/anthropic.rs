@@ -1,5 +1,6 @@
 //! Anthropic's Messages API.
 
+use crate::usage::Usage;
 use std::collections::BTreeMap;
 
 use futures::StreamExt;
@@ -10,7 +11,7 @@ use super::transport::Answer;
 use super::{count, error_in_body, headers, reply};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
-    Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest, Usage,
+    Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
 };
 use crate::formats::anthropic;
 

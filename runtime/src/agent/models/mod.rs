@@ -82,7 +82,7 @@ fn reply(
     super::model::ModelReply {
         text: (!text.is_empty()).then_some(text),
         calls: calls.iter().map(super::message::ModelCall::from).collect(),
-        usage: super::model::Usage {
+        usage: crate::usage::Usage {
             input_tokens: count(usage, input),
             output_tokens: count(usage, output),
         },

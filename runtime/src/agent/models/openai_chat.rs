@@ -9,8 +9,9 @@ use super::endpoint::{Endpoint, endpoint_setters};
 use super::transport::Answer;
 use super::{count, error_in_body, reply};
 use crate::agent::message::{Message, ModelCall, outcomes};
-use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest, Usage};
+use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest};
 use crate::formats::openai;
+use crate::usage::Usage;
 
 /// A Chat Completions client: `POST {base_url}/chat/completions`.
 ///

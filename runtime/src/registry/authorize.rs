@@ -1,0 +1,182 @@
+//! The authorize step: the application's call stages, then the policy. Most calls are
+//! decided here, without waiting; a call that must be approved goes on in
+//! [`approve`](super::approve).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::audit::redact;
+use crate::error::{ErrorCode, ToolError};
+use crate::events::EventKind;
+use crate::policy::{Decision, PolicyRequest};
+use crate::registry::checked_arguments::Arguments;
+use crate::registry::contain::contained;
+use crate::registry::record::Verdict;
+use crate::registry::review::{failed_inside, review};
+use crate::registry::run::Asking;
+use crate::registry::stages::Staged;
+
+/// What authorization allows.
+pub(crate) enum Authorized {
+    /// Run: with the arguments as called (`None`), or as an approver edited them.
+    Run(Option<Value>),
+    /// Dry run: what would have happened.
+    DryRun(Value),
+}
+
+/// What a policy that does not read a call's arguments is given for them: made once, not
+/// per call.
+static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+
+/// What the policy decided about a call.
+pub(crate) enum Authorization {
+    /// Decided without asking anyone: what may run (or why not), and the verdict for the
+    /// call's record.
+    Decided(Verdict, Result<Authorized, ToolError>),
+    /// The call must be approved first, for this reason ([`require_approval`]); what the
+    /// application's stages did to it, if any did anything.
+    Approval(String, Option<Box<Staging>>),
+}
+
+/// Applies the policy. Not async: most calls are decided here, and only a call that must be
+/// approved waits (in [`require_approval`], which its caller boxes). Inlined: what it
+/// decides is read at once where it is asked.
+#[inline]
+pub(crate) fn authorize(
+    asking: &Asking<'_>,
+    arguments: Arguments<'_>,
+    dry_run: bool,
+) -> Authorization {
+    if asking.config.governance.stages.checks_calls() {
+        return authorize_staged(asking, arguments, dry_run);
+    }
+    by_policy(asking, arguments, dry_run)
+}
+
+/// [`authorize`] where the application's call stages come first: a stage's refusal ends
+/// the call; what the stages let through (as they rewrote it) goes to the policy, and a
+/// stage's demand for approval stands whatever the policy allows.
+#[inline(never)]
+fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
+    let stages = &asking.config.governance.stages;
+    let entry = asking.entry;
+    let shown = match stages.read_arguments() {
+        true => arguments.value(entry),
+        false => Cow::Borrowed(&*UNREAD),
+    };
+    let staged = stages.check_call(asking.caller, entry, asking.call_id, &shown);
+    let (rewritten, approval, notes) = match staged {
+        Staged::Refused { error, notes } => {
+            let verdict = Verdict::new(if dry_run {
+                "dry_run"
+            } else {
+                "refused_by_stage"
+            });
+            let result = match dry_run {
+                true => Ok(Authorized::DryRun(refused_report(&error))),
+                false => Err(error),
+            };
+            return Authorization::Decided(verdict.staged(notes), result);
+        }
+        Staged::Passed {
+            rewritten,
+            approval,
+            notes,
+        } => (rewritten, approval, notes),
+    };
+    let seen = rewritten.as_ref().map_or(arguments, Arguments::Value);
+    let by_policy = by_policy(asking, seen, dry_run);
+    match (by_policy, approval) {
+        (Authorization::Decided(verdict, Ok(Authorized::Run(None))), None) => {
+            let verdict = verdict.staged(notes).rewritten(rewritten.as_ref(), entry);
+            Authorization::Decided(verdict, Ok(Authorized::Run(rewritten)))
+        }
+        (Authorization::Decided(verdict, Ok(Authorized::DryRun(_))), Some(reason)) => {
+            let report = dry_run_report(&Decision::RequireApproval { reason });
+            Authorization::Decided(verdict.staged(notes), Ok(Authorized::DryRun(report)))
+        }
+        (Authorization::Decided(verdict, result @ (Err(_) | Ok(Authorized::DryRun(_)))), _) => {
+            Authorization::Decided(verdict.staged(notes), result)
+        }
+        (Authorization::Decided(_, Ok(Authorized::Run(_))), Some(reason))
+        | (Authorization::Approval(reason, _), Some(_) | None) => {
+            Authorization::Approval(reason, Box::new(Staging { rewritten, notes }).into())
+        }
+        (Authorization::Decided(verdict, Ok(Authorized::Run(Some(edited)))), None) => {
+            // Only call stages rewrite before a decision; a policy never edits.
+            Authorization::Decided(verdict.staged(notes), Ok(Authorized::Run(Some(edited))))
+        }
+    }
+}
+
+/// What the stages did to a call that now waits for approval: the arguments it runs with
+/// once approved (as a stage rewrote them), and the notes for its record.
+pub(crate) struct Staging {
+    pub(crate) rewritten: Option<Value>,
+    pub(crate) notes: Option<Box<str>>,
+}
+
+/// The dry run's report of a call a stage refused.
+fn refused_report(error: &ToolError) -> Value {
+    json!({"dry_run": true, "decision": "deny", "reason": error.message})
+}
+
+/// The policy's decision (see [`authorize`]).
+#[inline]
+fn by_policy(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
+    let governance = &asking.config.governance;
+    let entry = asking.entry;
+    let request = PolicyRequest {
+        tool: &entry.definition,
+        caller: asking.caller,
+        arguments: match arguments {
+            Arguments::Value(value) => value,
+            // Read straight from text: only for a policy that does not read them.
+            Arguments::Text(_) => &UNREAD,
+        },
+    };
+    let tool = &asking.entry.definition.name;
+    let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
+    else {
+        let error = failed_inside("the policy that decides whether it may run failed");
+        return Authorization::Decided(Verdict::new("not_reached"), Err(error));
+    };
+    if dry_run {
+        // A call its tool would refuse before asking anyone is reported as refused.
+        if let Decision::RequireApproval { .. } = &decision
+            && let Err(error) = review(asking, &arguments.value(entry))
+        {
+            return Authorization::Decided(Verdict::new("dry_run"), Err(error));
+        }
+        let report = Authorized::DryRun(dry_run_report(&decision));
+        return Authorization::Decided(Verdict::new("dry_run"), Ok(report));
+    }
+    asking.report(|| EventKind::CallRequested {
+        call_id: asking.call_id.to_owned(),
+        tool: tool.clone(),
+        arguments: redact(&arguments.value(entry), &entry.definition.secret_arguments),
+        needs_approval: matches!(decision, Decision::RequireApproval { .. }),
+    });
+    match decision {
+        Decision::Allow => Authorization::Decided(Verdict::new("allow"), Ok(Authorized::Run(None))),
+        Decision::Deny { reason } => {
+            let error = ToolError::new(
+                ErrorCode::Denied,
+                format!("this call is not allowed: {reason}"),
+            );
+            Authorization::Decided(Verdict::new("deny"), Err(error))
+        }
+        Decision::RequireApproval { reason } => Authorization::Approval(reason, None),
+    }
+}
+
+fn dry_run_report(decision: &Decision) -> Value {
+    let (decision, reason) = match decision {
+        Decision::Allow => ("allow", None),
+        Decision::RequireApproval { reason } => ("require_approval", Some(reason)),
+        Decision::Deny { reason } => ("deny", Some(reason)),
+    };
+    json!({"dry_run": true, "decision": decision, "reason": reason})
+}
