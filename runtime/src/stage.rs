@@ -27,9 +27,9 @@
 //! are synchronous and must not block: a stage that needs to wait for something belongs
 //! in a [`CallWrapper`], whose future the call awaits.
 //!
-//! A registry with no stages pays nothing for them. A call stage that does not read the
-//! arguments ([`CallStage::reads_arguments`]) keeps calls on the path that reads arguments
-//! straight into the tool's parameters.
+//! A registry with no stages pays nothing for them, and a stage pays only for what it
+//! reads: the arguments are made into a JSON value when a stage first asks for them
+//! ([`StageCall::arguments`]).
 //!
 //! ```
 //! use serde_json::json;
@@ -44,7 +44,7 @@
 //!         "no_card_numbers"
 //!     }
 //!     fn check(&self, call: &StageCall<'_>) -> StageVerdict {
-//!         if call.arguments.to_string().contains("4111") {
+//!         if call.arguments().to_string().contains("4111") {
 //!             let error = ToolError::new(ErrorCode::Denied, "card numbers may not be sent to tools");
 //!             return StageVerdict::Refuse(error);
 //!         }
@@ -78,7 +78,6 @@ use crate::error::ToolError;
 use crate::tool::ToolResult;
 
 /// A call as a [`CallStage`] sees it, before it is authorized.
-#[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct StageCall<'a> {
     /// Who calls: the caller presenting now.
@@ -87,11 +86,48 @@ pub struct StageCall<'a> {
     pub tool: &'a ToolDefinition,
     /// The call's id.
     pub call_id: &'a str,
+    arguments: &'a dyn ShownArguments,
+    clear: bool,
+}
+
+/// Where a [`StageCall`] reads its arguments from, as they are first asked for.
+pub(crate) trait ShownArguments {
+    /// The arguments, `#[secret]` ones in `clear` or redacted.
+    fn shown(&self, clear: bool) -> &Value;
+}
+
+impl<'a> StageCall<'a> {
+    pub(crate) fn new(
+        (caller, tool, call_id): (&'a Caller, &'a ToolDefinition, &'a str),
+        arguments: &'a dyn ShownArguments,
+        clear: bool,
+    ) -> Self {
+        StageCall {
+            caller,
+            tool,
+            call_id,
+            arguments,
+            clear,
+        }
+    }
+
     /// The arguments, checked against the schema (as an earlier stage rewrote them, if one
-    /// did). `#[secret]` parameters read [`REDACTED`](crate::audit::REDACTED) unless the stage
-    /// [needs secrets](CallStage::needs_secrets); an empty object for a stage that does not
-    /// [read arguments](CallStage::reads_arguments).
-    pub arguments: &'a Value,
+    /// did). `#[secret]` parameters read [`REDACTED`](crate::audit::REDACTED) unless the
+    /// stage [needs secrets](CallStage::needs_secrets). Made when first asked for: a stage
+    /// that decides by the caller and the tool alone costs a call no reading of them.
+    pub fn arguments(&self) -> &Value {
+        self.arguments.shown(self.clear)
+    }
+}
+
+impl std::fmt::Debug for StageCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageCall")
+            .field("caller", self.caller)
+            .field("tool", &self.tool.name)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a [`CallStage`] decided.
@@ -123,13 +159,6 @@ pub trait CallStage: Send + Sync + 'static {
 
     /// What to do with the call.
     fn check(&self, call: &StageCall<'_>) -> StageVerdict;
-
-    /// Whether [`check`](Self::check) reads [`StageCall::arguments`]. The default is
-    /// `true`. A stage that decides by the caller and the tool alone returns `false`, so
-    /// that calls may still read their arguments straight into the tool's parameters.
-    fn reads_arguments(&self) -> bool {
-        true
-    }
 
     /// Whether the stage must see `#[secret]` arguments in clear. The default is `false`:
     /// they read [`REDACTED`](crate::audit::REDACTED).

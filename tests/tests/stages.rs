@@ -16,7 +16,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use toolgate::agent::Agent;
+use toolgate::agent::{Agent, ModelReply, ModelStage, ModelTurn, RunStatus, TurnVerdict};
 use toolgate::approval::{
     ApprovalAnswer, ApprovalRequest, AskCaller, CONFIRMATION_KEY, Confirmation,
 };
@@ -88,7 +88,6 @@ struct Step<F> {
     name: &'static str,
     log: Log,
     decide: F,
-    reads: bool,
     secrets: bool,
 }
 
@@ -97,12 +96,9 @@ impl<F: Fn(&StageCall<'_>) -> StageVerdict + Send + Sync + 'static> CallStage fo
         self.name
     }
     fn check(&self, call: &StageCall<'_>) -> StageVerdict {
-        let seen = format!("{}:{}:{}", self.name, call.call_id, call.arguments);
+        let seen = format!("{}:{}:{}", self.name, call.call_id, call.arguments());
         self.log.lock().unwrap().push(seen);
         (self.decide)(call)
-    }
-    fn reads_arguments(&self) -> bool {
-        self.reads
     }
     fn needs_secrets(&self) -> bool {
         self.secrets
@@ -117,7 +113,6 @@ where
         name,
         log: Arc::clone(log),
         decide,
-        reads: true,
         secrets: false,
     }
 }
@@ -290,7 +285,7 @@ async fn an_agent_turn_walks_the_stages() {
 #[tokio::test]
 async fn a_refusal_is_the_stages_own_error_and_the_record_names_the_stage() {
     let log = Log::default();
-    let refuse = |call: &StageCall<'_>| match call.arguments["text"].as_str() {
+    let refuse = |call: &StageCall<'_>| match call.arguments()["text"].as_str() {
         Some(text) if text.contains("4111") => StageVerdict::Refuse(
             ToolError::new(ErrorCode::Denied, "card numbers may not be noted")
                 .with_details(json!({"rule": "pci"})),
@@ -475,7 +470,7 @@ async fn a_stage_that_requires_approval_asks_the_in_process_approver_or_the_call
 async fn rewritten_arguments_are_checked_against_the_schema_again() {
     let log = Log::default();
     let shout = |call: &StageCall<'_>| {
-        let text = call.arguments["text"].as_str().unwrap_or_default();
+        let text = call.arguments()["text"].as_str().unwrap_or_default();
         StageVerdict::Rewrite(json!({"text": text.repeat(3)}))
     };
     let registry = builder()
@@ -524,7 +519,7 @@ async fn rewritten_arguments_are_checked_against_the_schema_again() {
 async fn stages_see_secrets_redacted_unless_they_need_them_and_a_rewrite_keeps_them() {
     let log = Log::default();
     let rename = |call: &StageCall<'_>| {
-        let mut arguments = call.arguments.clone();
+        let mut arguments = call.arguments().clone();
         arguments["user"] = json!("bob");
         StageVerdict::Rewrite(arguments)
     };
@@ -762,7 +757,7 @@ async fn stages_run_in_the_order_they_were_added() {
     let log = Log::default();
     let first = |_: &StageCall<'_>| StageVerdict::Rewrite(json!({"text": "first"}));
     let second = |call: &StageCall<'_>| {
-        let text = call.arguments["text"].as_str().unwrap().to_owned();
+        let text = call.arguments()["text"].as_str().unwrap().to_owned();
         StageVerdict::Rewrite(json!({"text": format!("{text}+second")}))
     };
     let registry = builder()
@@ -945,4 +940,119 @@ async fn a_rewritten_call_that_waits_for_approval_runs_as_rewritten() {
         .to_owned();
     let outcome = registry.approve(&ticket, &admin()).await.unwrap();
     assert_eq!(outcome.result.unwrap(), "noted: rewritten");
+}
+
+/// Stops a run before its second request; refuses replies that call `transfer`; redacts
+/// `sk-live-…` keys from the model's text.
+struct Guard {
+    log: Log,
+}
+
+impl ModelStage for Guard {
+    fn name(&self) -> &str {
+        "guard"
+    }
+    fn before_request(&self, turn: &ModelTurn<'_>) -> TurnVerdict {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("before {} {:?}", turn.turn, turn.tools.len()));
+        match turn.turn > 2 {
+            true => TurnVerdict::Stop {
+                reason: "two turns are enough".into(),
+            },
+            false => TurnVerdict::Continue,
+        }
+    }
+    fn after_response(&self, turn: &ModelTurn<'_>, reply: &mut ModelReply) -> TurnVerdict {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("after {}", turn.turn));
+        if reply.calls.iter().any(|call| call.name == "transfer") {
+            return TurnVerdict::Stop {
+                reason: "the model may not move money".into(),
+            };
+        }
+        if let Some(text) = &mut reply.text {
+            *text = without_keys(text);
+        }
+        TurnVerdict::Continue
+    }
+}
+
+fn stopped(status: &RunStatus) -> (&str, &str) {
+    match status {
+        RunStatus::Stopped { stage, reason } => (stage, reason),
+        other => panic!("not stopped by a stage: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn model_stages_see_every_turn_and_may_change_the_reply_or_stop_the_run() {
+    let ran = agent::Ran::default();
+    let log = Log::default();
+    let agent = |model: agent::Scripted| {
+        Agent::builder(agent::builder(&ran).build().unwrap(), model)
+            .model_stage(Guard {
+                log: Arc::clone(&log),
+            })
+            .build()
+    };
+    let customer = Caller::new("cust-2", "customer");
+    // The reply's text is redacted before anyone keeps it.
+    let model = agent::Scripted::new([agent::text("your key is sk-live-abc")]);
+    let run = agent(model).run(&customer, "key?").await.unwrap();
+    assert_eq!(run.text(), Some("your key is [key removed]"));
+    assert_eq!(log_of(&log), ["before 1 2", "after 1"]);
+    // A reply calling `transfer` stops the run; nothing runs.
+    let model = agent::Scripted::new([agent::calls(&[(
+        "t",
+        "transfer",
+        r#"{"amount": 5, "to": "x"}"#,
+    )])]);
+    let run = agent(model).run(&customer, "pay").await.unwrap();
+    assert_eq!(
+        stopped(run.status()),
+        ("guard", "the model may not move money")
+    );
+    assert_eq!(ran.transfers(), 0);
+    // Before the third request, the run stops.
+    let model = agent::Scripted::new([
+        agent::calls(&[("l1", "lookup_pet", r#"{"name": "Rex"}"#)]),
+        agent::calls(&[("l2", "lookup_pet", r#"{"name": "Max"}"#)]),
+        agent::text("never asked"),
+    ]);
+    let run = agent(model.clone()).run(&customer, "pets").await.unwrap();
+    assert_eq!(stopped(run.status()), ("guard", "two turns are enough"));
+    assert_eq!(model.seen().len(), 2, "the third request was never made");
+}
+
+/// A model stage that panics.
+struct PanickingModelStage;
+
+impl ModelStage for PanickingModelStage {
+    fn name(&self) -> &str {
+        "fragile"
+    }
+    fn before_request(&self, _: &ModelTurn<'_>) -> TurnVerdict {
+        panic!("a model stage bug")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_model_stage_stops_its_run_and_nothing_else() {
+    let ran = agent::Ran::default();
+    let model = agent::Scripted::new([agent::text("hello")]);
+    let agent = Agent::builder(agent::builder(&ran).build().unwrap(), model.clone())
+        .model_stage(PanickingModelStage)
+        .build();
+    let run = agent
+        .run(&Caller::new("cust-3", "customer"), "hi")
+        .await
+        .unwrap();
+    let (stage, reason) = stopped(run.status());
+    assert_eq!(stage, "fragile");
+    assert!(reason.contains("failed"), "{reason}");
+    assert!(model.seen().is_empty());
 }

@@ -162,7 +162,7 @@ pub fn call_copying_names(tool: &'static str, arguments: &str) -> toolgate::Tool
     toolgate::ToolCall::new("1", tool, arguments)
 }
 
-/// A call stage that lets every call through without reading its arguments: what one
+/// A call stage that lets every call through, reading nothing of it: what one
 /// application stage costs a call (see the `*_noop_stage` rows).
 pub struct NoopStage;
 
@@ -173,10 +173,6 @@ impl toolgate::stage::CallStage for NoopStage {
 
     fn check(&self, _: &toolgate::stage::StageCall<'_>) -> toolgate::stage::StageVerdict {
         toolgate::stage::StageVerdict::Continue
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::Agent;
 use super::message::Message;
 use super::model::Model;
+use super::stage::ModelStage;
 use super::store::{MemoryRunStore, RunStore};
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
@@ -53,6 +54,7 @@ pub(crate) struct Settings {
     pub(crate) max_result_bytes: usize,
     pub(crate) selector: Option<Box<dyn ToolSelector>>,
     pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) stages: Vec<Box<dyn ModelStage>>,
 }
 
 /// Configures an [`Agent`]; from [`Agent::builder`].
@@ -73,6 +75,7 @@ impl AgentBuilder {
                 max_result_bytes: 32 * 1024,
                 selector: None,
                 store: Arc::new(MemoryRunStore::default()),
+                stages: Vec::new(),
             },
         }
     }
@@ -123,6 +126,13 @@ impl AgentBuilder {
     /// approval survive a restart.
     pub fn run_store(mut self, store: impl RunStore) -> Self {
         self.settings.store = Arc::new(store);
+        self
+    }
+
+    /// Adds a step around each model request, after those added before it (see
+    /// [`ModelStage`]).
+    pub fn model_stage(mut self, stage: impl ModelStage) -> Self {
+        self.settings.stages.push(Box::new(stage));
         self
     }
 

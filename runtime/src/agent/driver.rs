@@ -14,6 +14,7 @@ use super::builder::Settings;
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Delta, ModelError, ModelReply, ModelRequest};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
+use super::stage::{self, ModelTurn};
 use crate::audit::redact;
 use crate::bounded::clip;
 use crate::call::{ToolCall, ToolOutcome};
@@ -124,6 +125,15 @@ async fn ask_model(
 ) -> Result<ModelReply, RunStatus> {
     let tools = tools_for_turn(settings, run);
     let turn = run.turns;
+    let seen = ModelTurn {
+        caller: &run.caller,
+        run_id: &run.id,
+        turn,
+        transcript: &run.transcript,
+        tools: &tools,
+        usage: run.usage,
+    };
+    stage::before_request(&settings.stages, &seen)?;
     publish(settings, run, || EventKind::ModelRequest {
         turn,
         tools: tools.len(),
@@ -140,7 +150,8 @@ async fn ask_model(
         _ = cancel.cancelled() => return Err(RunStatus::Cancelled),
         _ = sleep_until(deadline) => return Err(time_budget(settings)),
     };
-    let reply = reply.map_err(|error| model_failed(run, error))?;
+    let mut reply = reply.map_err(|error| model_failed(run, error))?;
+    stage::after_response(&settings.stages, &seen, &mut reply)?;
     publish(settings, run, || EventKind::ModelResponse {
         turn,
         text: reply.text.clone(),

@@ -48,6 +48,7 @@ mod model;
 pub mod models;
 mod resume;
 mod run;
+mod stage;
 mod store;
 
 use std::sync::Arc;
@@ -58,6 +59,7 @@ pub use free_text::FreeText;
 pub use message::{Message, ModelCall, ToolResult};
 pub use model::{Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest};
 pub use run::{CallDecision, CallRecord, Decision, PendingApproval, Run, RunId, RunStatus};
+pub use stage::{ModelStage, ModelTurn, TurnVerdict};
 pub use store::{MemoryRunStore, RunStore};
 
 use crate::approval::TicketError;

@@ -92,6 +92,13 @@ pub enum RunStatus {
         /// Why.
         error: ModelError,
     },
+    /// A [model stage](super::ModelStage) stopped the run.
+    Stopped {
+        /// The stage's name.
+        stage: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl RunStatus {
@@ -105,6 +112,7 @@ impl RunStatus {
             RunStatus::TimeBudget { .. } => "time_budget",
             RunStatus::Cancelled => "cancelled",
             RunStatus::ModelFailed { .. } => "model_failed",
+            RunStatus::Stopped { .. } => "stopped",
         }
     }
 }

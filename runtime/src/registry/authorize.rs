@@ -2,7 +2,6 @@
 //! decided here, without waiting; a call that must be approved goes on in
 //! [`approve`](super::approve).
 
-use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
@@ -62,11 +61,7 @@ pub(crate) fn authorize(
 fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
     let stages = &asking.config.governance.stages;
     let entry = asking.entry;
-    let shown = match stages.read_arguments() {
-        true => arguments.value(entry),
-        false => Cow::Borrowed(&*UNREAD),
-    };
-    let staged = stages.check_call(asking.caller, entry, asking.call_id, &shown);
+    let staged = stages.check_call(asking.caller, entry, asking.call_id, arguments);
     let (rewritten, approval, notes) = match staged {
         Staged::Refused { error, notes } => {
             let verdict = Verdict::new(if dry_run {

@@ -63,7 +63,6 @@ pub(crate) fn exact_input<'a>(
         !dry_run
             && exact.depth <= limits.max_depth
             && !governance.policy.reads_arguments()
-            && !governance.stages.read_arguments()
             && !governance.records_before_run()
     })?;
     let input = match arguments {

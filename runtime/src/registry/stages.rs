@@ -5,6 +5,7 @@
 //! every call on its path as it is.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::panic::AssertUnwindSafe;
 use std::sync::LazyLock;
 
@@ -18,11 +19,12 @@ use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
+use crate::registry::checked_arguments::Arguments;
 use crate::registry::contain::{contained, contained_panic};
 use crate::registry::snapshot::Entry;
 use crate::stage::{
-    CallStage, CallWrapper, ListingStage, ResultCall, ResultStage, StageCall, StageVerdict,
-    WrappedCall,
+    CallStage, CallWrapper, ListingStage, ResultCall, ResultStage, ShownArguments, StageCall,
+    StageVerdict, WrappedCall,
 };
 use crate::tool::ToolResult;
 
@@ -33,8 +35,6 @@ pub(crate) struct Stages {
     results: Vec<Box<dyn ResultStage>>,
     wrappers: Vec<Box<dyn CallWrapper>>,
     listings: Vec<Box<dyn ListingStage>>,
-    /// Whether any call stage reads the arguments (decided once, at build time).
-    calls_read_arguments: bool,
 }
 
 /// What a stage that does not read arguments is shown for them: made once.
@@ -58,7 +58,6 @@ pub(crate) enum Staged {
 
 impl Stages {
     pub(crate) fn add_call(&mut self, stage: Box<dyn CallStage>) {
-        self.calls_read_arguments |= stage.reads_arguments();
         self.calls.push(stage);
     }
 
@@ -78,12 +77,6 @@ impl Stages {
     #[inline]
     pub(crate) fn checks_calls(&self) -> bool {
         !self.calls.is_empty()
-    }
-
-    /// Whether a call stage reads the arguments (they must then be a JSON value).
-    #[inline]
-    pub(crate) fn read_arguments(&self) -> bool {
-        self.calls_read_arguments
     }
 
     /// Whether tools' results are checked by stages (they must then be values).
@@ -118,19 +111,14 @@ impl Stages {
         caller: &Caller,
         entry: &Entry,
         call_id: &str,
-        arguments: &Value,
+        arguments: Arguments<'_>,
     ) -> Staged {
         let tool = &entry.definition;
-        let mut current = Cow::Borrowed(arguments);
+        let mut shown = Shown::new(entry, arguments);
         let (mut rewritten, mut approval, mut notes) = (false, None, Notes::default());
         for stage in &self.calls {
-            let shown = shown_to(stage.as_ref(), tool, &current);
-            let call = StageCall {
-                caller,
-                tool,
-                call_id,
-                arguments: &shown,
-            };
+            let clear = stage.needs_secrets();
+            let call = StageCall::new((caller, tool, call_id), &shown, clear);
             let Some(verdict) = contained("a call stage", &tool.name, || stage.check(&call)) else {
                 notes.add(stage.name(), "failed");
                 let error = failed_stage(stage.name());
@@ -153,9 +141,10 @@ impl Stages {
                     approval.get_or_insert(reason);
                 }
                 StageVerdict::Rewrite(value) => {
-                    let mut value = match stage.needs_secrets() {
+                    let secrets = &tool.secret_arguments;
+                    let mut value = match clear || secrets.is_empty() {
                         true => value,
-                        false => unredacted(value, &current, &tool.secret_arguments),
+                        false => unredacted(value, shown.shown(true), secrets),
                     };
                     if let Err(error) = entry.check_in_place(&mut value) {
                         notes.add(
@@ -169,13 +158,13 @@ impl Stages {
                         };
                     }
                     notes.add(stage.name(), "rewrote the arguments");
-                    current = Cow::Owned(value);
+                    shown = Shown::rewritten(entry, value);
                     rewritten = true;
                 }
             }
         }
         Staged::Passed {
-            rewritten: rewritten.then(|| current.into_owned()),
+            rewritten: rewritten.then(|| shown.into_value()),
             approval,
             notes: notes.done(),
         }
@@ -236,20 +225,47 @@ impl Stages {
     }
 }
 
-/// The arguments as `stage` is shown them: none if it does not read them, secrets
-/// redacted unless it needs them.
-fn shown_to<'v>(
-    stage: &dyn CallStage,
-    tool: &ToolDefinition,
-    current: &'v Value,
-) -> Cow<'v, Value> {
-    if !stage.reads_arguments() {
-        return Cow::Borrowed(&UNREAD);
+/// A call's arguments as the stages are shown them: made into a value (and a redacted
+/// copy) only when a stage first reads them.
+struct Shown<'a> {
+    entry: &'a Entry,
+    arguments: Arguments<'a>,
+    clear: OnceCell<Cow<'a, Value>>,
+    redacted: OnceCell<Value>,
+}
+
+impl<'a> Shown<'a> {
+    fn new(entry: &'a Entry, arguments: Arguments<'a>) -> Self {
+        Shown {
+            entry,
+            arguments,
+            clear: OnceCell::new(),
+            redacted: OnceCell::new(),
+        }
     }
-    if stage.needs_secrets() || tool.secret_arguments.is_empty() {
-        return Cow::Borrowed(current);
+
+    /// The arguments a stage rewrote the call's into.
+    fn rewritten(entry: &'a Entry, value: Value) -> Self {
+        let shown = Shown::new(entry, Arguments::Value(&UNREAD));
+        let _ = shown.clear.set(Cow::Owned(value));
+        shown
     }
-    Cow::Owned(redact(current, &tool.secret_arguments))
+
+    fn into_value(mut self) -> Value {
+        self.shown(true);
+        self.clear.take().map(Cow::into_owned).unwrap_or_default()
+    }
+}
+
+impl ShownArguments for Shown<'_> {
+    fn shown(&self, clear: bool) -> &Value {
+        let value = self.clear.get_or_init(|| self.arguments.value(self.entry));
+        let secrets = &self.entry.definition.secret_arguments;
+        if clear || secrets.is_empty() {
+            return value;
+        }
+        self.redacted.get_or_init(|| redact(value, secrets))
+    }
 }
 
 /// A wrapped call whose wrapper panics while it runs ends with an error, not a lost task
