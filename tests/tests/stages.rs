@@ -168,6 +168,21 @@ fn error_code(outcome: &ToolOutcome) -> Option<ErrorCode> {
     outcome.error().map(|error| error.code.clone())
 }
 
+/// `POST /tools/call` with `body`, as `user()`: the answer's text.
+async fn over_http(registry: &Registry, body: Value) -> String {
+    let authenticate = |_: &axum::http::request::Parts| -> Result<Caller, AuthError> { Ok(user()) };
+    let app = router(registry.clone(), authenticate, HttpOptions::default());
+    let request = Request::post("/tools/call")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 async fn decisions(registry: &Registry, caller: &str) -> Vec<(String, String)> {
     let records = registry.history(caller, 100).await.unwrap();
     records
@@ -199,18 +214,8 @@ async fn a_call_stage_sees_single_calls_batches_http_mcp_and_agent_turns() {
     let outcomes = registry.run_batch(&user(), batch).await;
     assert!(outcomes.iter().all(ToolOutcome::is_ok), "{outcomes:?}");
     // HTTP.
-    let authenticate = |_: &axum::http::request::Parts| -> Result<Caller, AuthError> { Ok(user()) };
-    let app = router(registry.clone(), authenticate, HttpOptions::default());
     let body = json!({"id": "http", "name": "note", "arguments": {"text": "d"}});
-    let request = Request::post("/tools/call")
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = app.oneshot(request).await.unwrap();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    assert!(String::from_utf8_lossy(&bytes).contains("noted: d"));
+    assert!(over_http(&registry, body).await.contains("noted: d"));
     // MCP.
     let client = connect_in_memory(McpServer::for_caller(registry.clone(), user()), ()).await;
     let arguments = json!({"text": "e"}).as_object().unwrap().clone();
@@ -598,19 +603,9 @@ async fn a_result_stage_redacts_before_the_model_the_record_and_the_events_see_i
     for outcome in registry.run_batch(&user(), batch.collect()).await {
         assert!(!outcome.result.unwrap().to_string().contains("sk-live"));
     }
-    let authenticate = |_: &axum::http::request::Parts| -> Result<Caller, AuthError> { Ok(user()) };
-    let app = router(registry.clone(), authenticate, HttpOptions::default());
     let body =
         json!({"id": "h1", "name": "sign_in", "arguments": {"user": "ana", "password": "pw"}});
-    let request = Request::post("/tools/call")
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = app.oneshot(request).await.unwrap();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&bytes);
+    let text = over_http(&registry, body).await;
     assert!(
         text.contains("[key removed]") && !text.contains("sk-live"),
         "{text}"

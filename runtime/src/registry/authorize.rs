@@ -63,6 +63,7 @@ fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool
     let entry = asking.entry;
     let staged = stages.check_call(asking.caller, entry, asking.call_id, arguments);
     let (rewritten, approval, notes) = match staged {
+        Staged::Untouched => return by_policy(asking, arguments, dry_run),
         Staged::Refused { error, notes } => {
             let verdict = Verdict::new(if dry_run {
                 "dry_run"

@@ -136,7 +136,7 @@ pub(crate) async fn apply_answer(
                 .with_details(error.details.unwrap_or(Value::Null))
             });
             if let Ok(edited) = &checked {
-                verdict.edited_arguments = Some(redact(edited, &tool.secret_arguments));
+                verdict = verdict.edited(redact(edited, &tool.secret_arguments));
             }
             (verdict, checked)
         }

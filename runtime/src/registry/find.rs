@@ -16,18 +16,17 @@ use crate::search::{bounded, did_you_mean};
 pub(crate) fn find<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
-    (rank, caller): (Option<usize>, &Caller),
+    seer: (Option<usize>, &Caller),
     name: &str,
 ) -> Result<&'s Arc<Entry>, ToolError> {
-    match seen(config, snapshot, (rank, caller), name) {
-        Some(entry) => Ok(entry),
-        None => Err(not_found(config, snapshot, (rank, caller), name)),
+    match snapshot.visible(seer.0, name) {
+        Some(entry) if !hidden(config, seer.1, entry) => Ok(entry),
+        _ => Err(not_found(config, snapshot, seer, name)),
     }
 }
 
 /// The entry of `name` if `caller` (of `rank`) sees it: its role may, and no listing stage
 /// hides it.
-#[inline]
 pub(crate) fn seen<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
@@ -35,11 +34,14 @@ pub(crate) fn seen<'s>(
     name: &str,
 ) -> Option<&'s Arc<Entry>> {
     let entry = snapshot.visible(rank, name)?;
+    (!hidden(config, caller, entry)).then_some(entry)
+}
+
+/// Whether a listing stage hides `entry`'s tool from `caller`.
+#[inline(always)]
+fn hidden(config: &Config, caller: &Caller, entry: &Entry) -> bool {
     let stages = &config.governance.stages;
-    if stages.hide_tools() && stages.hides(caller, &entry.definition) {
-        return None;
-    }
-    Some(entry)
+    stages.hide_tools() && stages.hides(caller, &entry.definition)
 }
 
 /// What `caller` (of `rank`) sees: its role's tools, less those a listing stage hides.

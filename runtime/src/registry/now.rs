@@ -287,7 +287,7 @@ fn poll_once<'e>(
     let mut tool = contain_tool(entry, future);
     match tool.poll_unpin(context) {
         Poll::Ready(done) => {
-            let result = ran(run.config, entry, &run.running(id), done);
+            let result = ran(run.config, entry, (run.caller, id), done);
             finished(run, entry, arguments, result, ended, trail)
         }
         Poll::Pending => Some(Waits::Tool {
@@ -368,7 +368,7 @@ fn in_place(
     });
     match (now, stopped) {
         (Now::Ran(done), _) => {
-            *ended = Some(ran_in_place(run.config, entry, &run.running(id), done));
+            *ended = Some(ran_in_place(run.config, entry, (run.caller, id), done));
             InPlace::Ran
         }
         (Now::NotRun, Some(authorization)) => InPlace::Stopped(authorization),
@@ -442,7 +442,7 @@ async fn wait_for<'e>(
             let finished = wait(run.config, entry, tool, token, run.cancel).await;
             (
                 arguments,
-                finished.and_then(|finished| ran(run.config, entry, &run.running(id), finished)),
+                finished.and_then(|finished| ran(run.config, entry, (run.caller, id), finished)),
             )
         }
     };

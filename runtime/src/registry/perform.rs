@@ -12,6 +12,7 @@ use futures::FutureExt;
 use futures::future::CatchUnwind;
 use serde_json::Value;
 
+use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
 use crate::output::{Produced, ProducedResult, into_tool_result};
@@ -48,7 +49,7 @@ pub(crate) async fn perform(
             Box::pin(waiting).await?
         }
     };
-    ran(config, entry, running, finished)
+    ran(config, entry, (running.caller, running.call_id), finished)
 }
 
 impl Start<'_> {
@@ -105,17 +106,15 @@ pub(crate) async fn wait(
 /// What the tool gave, as the call's result: a panic as an error, content checked, secrets
 /// withheld from an error about the arguments, and the application's result stages walked.
 #[inline]
-pub(crate) fn ran(
-    config: &Config,
-    entry: &Entry,
-    running: &Running<'_>,
-    finished: Ran,
-) -> ToolResult {
+pub(crate) fn ran(config: &Config, entry: &Entry, who: Who<'_>, finished: Ran) -> ToolResult {
     match finished {
         Ok(Ok(value)) if plain(config, entry) => Ok(value),
-        finished => ran_otherwise(config, entry, running, finished),
+        finished => ran_otherwise(config, entry, who, finished),
     }
 }
+
+/// Who called, and the call's id: what the result stages are told.
+pub(crate) type Who<'a> = (&'a Caller, &'a str);
 
 /// [`ran`] for a tool run in place, whose result may be text (never content, nor a result
 /// the stages check: those are asked for as values).
@@ -123,14 +122,14 @@ pub(crate) fn ran(
 pub(crate) fn ran_in_place(
     config: &Config,
     entry: &Entry,
-    running: &Running<'_>,
+    who: Who<'_>,
     finished: RanInPlace,
 ) -> ProducedResult {
     match finished {
         Ok(Ok(produced)) if plain(config, entry) => Ok(produced),
         finished => {
             let finished = finished.map(into_tool_result);
-            ran_otherwise(config, entry, running, finished).map(Produced::Value)
+            ran_otherwise(config, entry, who, finished).map(Produced::Value)
         }
     }
 }
@@ -148,12 +147,7 @@ pub(crate) type RanInPlace = Result<ProducedResult, Box<dyn Any + Send>>;
 /// What a tool gave that is not a plain value: content to check, an error or a panic, or a
 /// result the stages check.
 #[inline(never)]
-fn ran_otherwise(
-    config: &Config,
-    entry: &Entry,
-    running: &Running<'_>,
-    finished: Ran,
-) -> ToolResult {
+fn ran_otherwise(config: &Config, entry: &Entry, who: Who<'_>, finished: Ran) -> ToolResult {
     let result = match finished {
         Ok(Ok(value)) => checked_content(&entry.definition, value),
         Ok(Err(error)) => Err(error),
@@ -162,7 +156,7 @@ fn ran_otherwise(
     let result = result.map_err(|error| withhold_secrets(entry, error));
     let stages = &config.governance.stages;
     match stages.check_results() {
-        true => stages.check_result(running.caller, &entry.definition, running.call_id, result),
+        true => stages.check_result(who.0, &entry.definition, who.1, result),
         false => result,
     }
 }

@@ -100,17 +100,27 @@ impl<'r> Trail<'r> {
     }
 
     /// Takes in what authorization decided.
+    #[inline]
     pub(crate) fn note(&mut self, verdict: Verdict) {
         self.decision = verdict.decision;
-        if verdict.approver.is_some() {
-            self.approver = verdict.approver;
+        if let Some(more) = verdict.more {
+            self.note_more(*more);
         }
-        if let Some(arguments) = verdict.edited_arguments {
+    }
+
+    /// Takes in who decided, what they changed and what the stages did.
+    #[cold]
+    #[inline(never)]
+    fn note_more(&mut self, more: Decided) {
+        if more.approver.is_some() {
+            self.approver = more.approver;
+        }
+        if let Some(arguments) = more.edited_arguments {
             self.arguments = CallArguments::Value(arguments);
             self.edited = true;
         }
-        if verdict.stages.is_some() {
-            self.stages = verdict.stages;
+        if more.stages.is_some() {
+            self.stages = more.stages;
         }
     }
 
@@ -149,42 +159,70 @@ impl<'r> Trail<'r> {
 pub(crate) struct Verdict {
     /// `allow`, `approved`, `pending_approval`, ... (see [`AuditRecord::decision`]).
     pub(crate) decision: &'static str,
+    /// Who decided, what they changed, what the stages did: most calls have none of it, and
+    /// a verdict is moved along every call's path (boxed, it is two words).
+    more: Option<Box<Decided>>,
+}
+
+/// The rare parts of a [`Verdict`].
+#[derive(Default)]
+struct Decided {
     /// Who was asked, if anyone.
-    pub(crate) approver: Option<String>,
+    approver: Option<String>,
     /// The arguments an approver (or a stage) changed, redacted.
-    pub(crate) edited_arguments: Option<Value>,
+    edited_arguments: Option<Value>,
     /// What the application's stages did, if anything.
-    pub(crate) stages: Option<Box<str>>,
+    stages: Option<Box<str>>,
 }
 
 impl Verdict {
     pub(crate) fn new(decision: &'static str) -> Self {
         Verdict {
             decision,
-            approver: None,
-            edited_arguments: None,
-            stages: None,
+            more: None,
         }
     }
 
+    fn more(&mut self) -> &mut Decided {
+        self.more.get_or_insert_with(Box::default)
+    }
+
     /// The verdict with what the stages did.
+    #[inline]
     pub(crate) fn staged(mut self, stages: Option<Box<str>>) -> Self {
-        self.stages = stages;
+        if stages.is_some() {
+            self.more().stages = stages;
+        }
+        self
+    }
+
+    /// The verdict of a call that runs with arguments an approver edited (kept redacted
+    /// for its record).
+    pub(crate) fn edited(mut self, edited: Value) -> Self {
+        self.more().edited_arguments = Some(edited);
         self
     }
 
     /// The verdict of a call that runs with arguments a stage rewrote (kept redacted for
     /// its record, unless an approver's edit took their place).
+    #[inline]
     pub(crate) fn rewritten(mut self, rewritten: Option<&Value>, entry: &Entry) -> Self {
-        if let (Some(rewritten), None) = (rewritten, &self.edited_arguments) {
+        let Some(rewritten) = rewritten else {
+            return self;
+        };
+        let edited = self
+            .more
+            .as_ref()
+            .is_some_and(|more| more.edited_arguments.is_some());
+        if !edited {
             let secrets = &entry.definition.secret_arguments;
-            self.edited_arguments = Some(redact(rewritten, secrets));
+            self.more().edited_arguments = Some(redact(rewritten, secrets));
         }
         self
     }
 
     pub(crate) fn by(mut self, approver: &str) -> Self {
-        self.approver = Some(approver.to_owned());
+        self.more().approver = Some(approver.to_owned());
         self
     }
 }

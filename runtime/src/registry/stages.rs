@@ -31,7 +31,8 @@ use crate::tool::ToolResult;
 /// The stages a registry was built with.
 #[derive(Default)]
 pub(crate) struct Stages {
-    calls: Vec<Box<dyn CallStage>>,
+    /// Each with whether it needs secrets in clear (asked once).
+    calls: Vec<(Box<dyn CallStage>, bool)>,
     results: Vec<Box<dyn ResultStage>>,
     wrappers: Vec<Box<dyn CallWrapper>>,
     listings: Vec<Box<dyn ListingStage>>,
@@ -42,6 +43,8 @@ static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 /// What the call stages decided about one call.
 pub(crate) enum Staged {
+    /// Every stage let the call through as it is.
+    Untouched,
     /// None refused: the arguments as rewritten (if a stage did), the reason for approval
     /// (if a stage asked for it), and what the stages did, for the record.
     Passed {
@@ -58,7 +61,8 @@ pub(crate) enum Staged {
 
 impl Stages {
     pub(crate) fn add_call(&mut self, stage: Box<dyn CallStage>) {
-        self.calls.push(stage);
+        let clear = stage.needs_secrets();
+        self.calls.push((stage, clear));
     }
 
     pub(crate) fn add_result(&mut self, stage: Box<dyn ResultStage>) {
@@ -99,6 +103,7 @@ impl Stages {
 
     /// Whether a listing stage hides `tool` from `caller`. A stage that panics hides it: what
     /// cannot be decided is not shown.
+    #[inline(never)]
     pub(crate) fn hides(&self, caller: &Caller, tool: &ToolDefinition) -> bool {
         self.listings.iter().any(|stage| {
             contained("a listing stage", &tool.name, || stage.hides(caller, tool)).unwrap_or(true)
@@ -116,8 +121,8 @@ impl Stages {
         let tool = &entry.definition;
         let mut shown = Shown::new(entry, arguments);
         let (mut rewritten, mut approval, mut notes) = (false, None, Notes::default());
-        for stage in &self.calls {
-            let clear = stage.needs_secrets();
+        for (stage, clear) in &self.calls {
+            let clear = *clear;
             let call = StageCall::new((caller, tool, call_id), &shown, clear);
             let Some(verdict) = contained("a call stage", &tool.name, || stage.check(&call)) else {
                 notes.add(stage.name(), "failed");
@@ -162,6 +167,9 @@ impl Stages {
                     rewritten = true;
                 }
             }
+        }
+        if !rewritten && approval.is_none() && notes.is_empty() {
+            return Staged::Untouched;
         }
         Staged::Passed {
             rewritten: rewritten.then(|| shown.into_value()),
@@ -333,6 +341,10 @@ impl Notes {
         self.0.push_str(stage);
         self.0.push_str(": ");
         self.0.push_str(what);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     fn done(self) -> Option<Box<str>> {
