@@ -106,7 +106,7 @@ pub(crate) async fn call_tools(
     // The usual single call, its arguments read once, straight from the body, where its
     // tool runs in place; any other is read the usual way.
     if let Some(call) = usual_single(&body)
-        && let IfInPlace(Some(answer)) = registry.call_in_place_or_not_at_all(&caller, call).await
+        && let IfInPlace(Some(answer)) = registry.call_ending::<IfInPlace>(&caller, call).await
     {
         return Ok(outcome_response(answer));
     }
@@ -121,7 +121,7 @@ pub(crate) async fn call_tools(
                 registry.call_with(&caller, call, options).await.into()
             } else {
                 // Without options to take apart; a result that can be is given as its text.
-                registry.call_answered(&caller, call).await
+                registry.call_ending::<Answer>(&caller, call).await
             };
             return Ok(outcome_response(outcome));
         }

@@ -89,7 +89,7 @@ pub(crate) fn parse_call_request(body: &[u8]) -> Result<CallRequest, ApiError> {
 /// them again into the parameters).
 ///
 /// That text is the arguments only if it is one JSON object, which is not checked here: it
-/// goes to [`Registry::call_in_place_or_not_at_all`](crate::Registry), whose reader reads
+/// goes to `Registry::call_ending::<IfInPlace>`, whose reader reads
 /// the whole of it straight into the tool's parameters or gives the call up (an object of
 /// other fields, or fields after the arguments, are not read so), and the body is then read
 /// the usual way ([`parse_call_request`]).

@@ -52,6 +52,7 @@ use crate::roles::Roles;
 use crate::store_error::StoreError;
 use crate::sync::lock;
 use crate::tool::Tool;
+use answer::Ending;
 use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
@@ -272,32 +273,21 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        Calling::new(Single::new(self, caller, call, None))
+        self.call_ending(caller, call)
     }
 
-    /// [`call`](Self::call) for a caller that writes the outcome out as JSON (the HTTP
-    /// endpoint): a tool that runs in place may give its result as its value's text, which
-    /// the caller writes as it is (never made into a value, written and dropped).
-    #[cfg(feature = "axum")]
-    pub(crate) fn call_answered<'a>(
+    /// [`call`](Self::call), ending as `E` wants: a [`ToolOutcome`]; an
+    /// [`Answer`](answer::Answer) for a front end that writes the outcome out as JSON (a
+    /// tool that runs in place may give its result as its value's text, written as it is);
+    /// or an [`IfInPlace`](answer::IfInPlace), made only if its tool runs in place with its
+    /// arguments read straight into its parameters, else given up with nothing done or
+    /// recorded (for text cut out of a request on the guess that it is one JSON object,
+    /// which only a reader that reads the whole of it confirms).
+    pub(crate) fn call_ending<'a, E: Ending + 'a>(
         &'a self,
         caller: &'a Caller,
         call: ToolCall,
-    ) -> impl Future<Output = Answer> + Send + 'a {
-        Calling::new(Single::new(self, caller, call, None))
-    }
-
-    /// [`call_answered`](Self::call_answered), made only if its tool runs in place with
-    /// its arguments read straight into its parameters; else given up, with nothing done or
-    /// recorded (the answer is none). For arguments that may not be what they seem: text
-    /// cut out of a request on the guess that it is one JSON object, which only a reader
-    /// that reads the whole of it confirms.
-    #[cfg(feature = "axum")]
-    pub(crate) fn call_in_place_or_not_at_all<'a>(
-        &'a self,
-        caller: &'a Caller,
-        call: ToolCall,
-    ) -> impl Future<Output = IfInPlace> + Send + 'a {
+    ) -> impl Future<Output = E> + Send + 'a {
         Calling::new(Single::new(self, caller, call, None))
     }
 
