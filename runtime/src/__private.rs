@@ -83,6 +83,7 @@ pub fn output_to_value<T: ToolOutput<M> + 'static, M>(mut output: T) -> ToolResu
 
 /// A tool's return value in `form`: as [`output_to_value`] makes it, or as its value's text
 /// where that can be written without the value (a value stays one).
+#[inline(always)]
 pub fn output_as<T: ToolOutput<M> + 'static, M>(
     output: T,
     form: ResultForm,

@@ -31,7 +31,7 @@ struct Held {
 
 impl Readers {
     /// One more record reads its text with `reader`: the slot it names.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn hold(&mut self, reader: &dyn Reader) -> usize {
         let key = reader.key();
         let slot = match self.slots.get(self.last) {

@@ -12,7 +12,7 @@ use crate::search::{bounded, did_you_mean};
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool. Inlined: most
 /// calls name a tool their caller sees, and only the lookup is on their path.
-#[inline]
+#[inline(always)]
 pub(crate) fn find<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
