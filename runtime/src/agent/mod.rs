@@ -249,11 +249,13 @@ impl Agent {
 
     async fn take_own(&self, caller: &Caller, id: &RunId) -> Result<Run, AgentError> {
         let run = self.inner.store.take(id).await.map_err(AgentError::Store)?;
-        let run = run.ok_or(AgentError::RunNotFound)?;
+        let mut run = run.ok_or(AgentError::RunNotFound)?;
         if run.caller.id() != caller.id() {
             self.inner.store.put(run).await.map_err(AgentError::Store)?;
             return Err(AgentError::RunNotFound);
         }
+        // Authority is the caller's as it presents now (its role may have changed since).
+        run.caller = caller.clone();
         Ok(run)
     }
 }

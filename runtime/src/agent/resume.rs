@@ -31,6 +31,10 @@ pub(crate) async fn resume(
         settings.store.put(run).await.map_err(AgentError::Store)?;
         return Err(error);
     }
+    if run.caller.id() == who.id() {
+        // Its owner goes on with the authority it presents now, not the one it started with.
+        run.caller = who.clone();
+    }
     for decision in &decisions {
         if let Err(error) = apply(settings, &mut run, who, decision).await {
             // What was decided so far stays decided; the run still waits.

@@ -7,7 +7,6 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::transport::Answer;
 use super::{count, error_in_body, headers, reply};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
@@ -91,23 +90,15 @@ impl Anthropic {
         }
         let headers = headers(&pairs)?;
         let body = self.body(&request);
+        let request_parts = (url.as_str(), &headers, &body);
         if self.stream {
-            return match self
-                .endpoint
-                .transport
-                .post_events(&url, &headers, &body)
-                .await?
-            {
-                Answer::Stream(events) => read_stream(events, request.on_delta).await,
-                Answer::Whole(answer) => read_message(&answer),
-            };
+            let read_stream = |events| read_stream(events, request.on_delta);
+            let endpoint = &self.endpoint;
+            return endpoint
+                .post_streaming(request_parts, read_stream, read_message)
+                .await;
         }
-        let answer = self
-            .endpoint
-            .transport
-            .post_json(&url, &headers, &body)
-            .await?;
-        read_message(&answer)
+        self.endpoint.post(request_parts, read_message).await
     }
 }
 

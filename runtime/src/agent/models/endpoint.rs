@@ -1,12 +1,21 @@
 //! What every client holds: where the server is, which model, the key, extra request fields,
 //! and the transport; and the builder methods they all share.
 
+use std::future::Future;
+
+use futures::stream::BoxStream;
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value};
 
-use super::transport::{HttpSettings, Transport};
+use super::transport::{Answer, HttpSettings, Transport};
 use super::{headers, join};
-use crate::agent::model::ModelError;
+use crate::agent::model::{ModelError, ModelReply};
+
+/// A request to a model server: its URL, headers and JSON body.
+pub(crate) type Request<'a> = (&'a str, &'a HeaderMap, &'a Value);
+
+/// The server-sent events of a streamed answer: each event's name and JSON data.
+pub(crate) type Events = BoxStream<'static, Result<(String, Value), ModelError>>;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
@@ -41,6 +50,33 @@ impl Endpoint {
             }
         }
         body
+    }
+
+    /// Posts `request` (URL, headers, body) and reads the whole JSON answer with `read`.
+    pub(crate) async fn post(
+        &self,
+        (url, headers, body): Request<'_>,
+        read: impl FnOnce(&Value) -> Result<ModelReply, ModelError>,
+    ) -> Result<ModelReply, ModelError> {
+        let answer = self.transport.post_json(url, headers, body).await?;
+        read(&answer)
+    }
+
+    /// Posts `request` asking for a stream of events, read with `read_stream` as they come
+    /// (or with `read_whole`, where the server answers whole).
+    pub(crate) async fn post_streaming<F>(
+        &self,
+        (url, headers, body): Request<'_>,
+        read_stream: impl FnOnce(Events) -> F,
+        read_whole: impl FnOnce(&Value) -> Result<ModelReply, ModelError>,
+    ) -> Result<ModelReply, ModelError>
+    where
+        F: Future<Output = Result<ModelReply, ModelError>>,
+    {
+        match self.transport.post_events(url, headers, body).await? {
+            Answer::Stream(events) => read_stream(Box::pin(events)).await,
+            Answer::Whole(answer) => read_whole(&answer),
+        }
     }
 
     /// `Authorization: Bearer <key>`, when there is a key.

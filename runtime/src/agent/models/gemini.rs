@@ -53,12 +53,10 @@ impl Gemini {
             Some(key) => headers(&[("x-goog-api-key", key)])?,
             None => headers(&[])?,
         };
-        let answer = self
-            .endpoint
-            .transport
-            .post_json(&url, &headers, &self.body(&request))
-            .await?;
-        read_response(&answer)
+        let body = self.body(&request);
+        self.endpoint
+            .post((&url, &headers, &body), read_response)
+            .await
     }
 }
 

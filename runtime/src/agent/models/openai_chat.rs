@@ -6,7 +6,6 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::transport::Answer;
 use super::{count, error_in_body, reply};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest};
@@ -81,23 +80,15 @@ impl OpenAiChat {
         let url = self.endpoint.url("chat/completions");
         let headers = self.endpoint.bearer()?;
         let body = self.body(&request);
+        let request_parts = (url.as_str(), &headers, &body);
         if self.stream {
-            return match self
-                .endpoint
-                .transport
-                .post_events(&url, &headers, &body)
-                .await?
-            {
-                Answer::Stream(events) => read_stream(events, request.on_delta).await,
-                Answer::Whole(answer) => read_completion(&answer),
-            };
+            let read_stream = |events| read_stream(events, request.on_delta);
+            let endpoint = &self.endpoint;
+            return endpoint
+                .post_streaming(request_parts, read_stream, read_completion)
+                .await;
         }
-        let answer = self
-            .endpoint
-            .transport
-            .post_json(&url, &headers, &body)
-            .await?;
-        read_completion(&answer)
+        self.endpoint.post(request_parts, read_completion).await
     }
 }
 

@@ -63,12 +63,10 @@ impl OpenAiResponses {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
         let url = self.endpoint.url("responses");
         let headers = self.endpoint.bearer()?;
-        let answer = self
-            .endpoint
-            .transport
-            .post_json(&url, &headers, &self.body(&request))
-            .await?;
-        read_response(&answer)
+        let body = self.body(&request);
+        self.endpoint
+            .post((&url, &headers, &body), read_response)
+            .await
     }
 }
 
