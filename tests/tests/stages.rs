@@ -6,7 +6,6 @@
 
 mod agent;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +32,12 @@ use toolgate::{ToolDefinition, ToolResult};
 use toolgate_tests::connect_in_memory;
 use tower::ServiceExt;
 
-static NOTES_RUN: AtomicUsize = AtomicUsize::new(0);
+/// Every text `note` ran with (tests run side by side: each looks for texts of its own).
+static NOTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn noted(text: &str) -> bool {
+    NOTED.lock().unwrap().iter().any(|noted| noted == text)
+}
 
 /// Keep a short note.
 #[tool(permission = "user", read_only)]
@@ -42,7 +46,7 @@ fn note(
     #[schemars(length(max = 20))]
     text: String,
 ) -> String {
-    NOTES_RUN.fetch_add(1, Ordering::SeqCst);
+    NOTED.lock().unwrap().push(text.clone());
     format!("noted: {text}")
 }
 
@@ -301,7 +305,6 @@ async fn a_refusal_is_the_stages_own_error_and_the_record_names_the_stage() {
         .call_stage(step("no_cards", &log, refuse))
         .build()
         .unwrap();
-    let before = NOTES_RUN.load(Ordering::SeqCst);
     let caller = Caller::new("refused-caller", "user");
     for (id, path) in [("plain", 0), ("full", 1)] {
         let call = ToolCall::new(id, "note", json!({"text": "4111 1111"}));
@@ -320,11 +323,7 @@ async fn a_refusal_is_the_stages_own_error_and_the_record_names_the_stage() {
         assert_eq!(error.message, "card numbers may not be noted");
         assert_eq!(error.details, Some(json!({"rule": "pci"})));
     }
-    assert_eq!(
-        NOTES_RUN.load(Ordering::SeqCst),
-        before,
-        "the tool never ran"
-    );
+    assert!(!noted("4111 1111"), "the tool never ran");
     let records = decisions(&registry, "refused-caller").await;
     assert_eq!(records.len(), 2, "{records:?}");
     for (_, decision) in &records {
@@ -488,7 +487,6 @@ async fn rewritten_arguments_are_checked_against_the_schema_again() {
         .await;
     assert_eq!(outcome.result.unwrap(), "noted: ababab");
     // Tripled past the schema's 20 characters: refused, never run.
-    let before = NOTES_RUN.load(Ordering::SeqCst);
     let outcome = registry
         .call(
             &caller,
@@ -497,12 +495,12 @@ async fn rewritten_arguments_are_checked_against_the_schema_again() {
         .await;
     let error = outcome.error().unwrap();
     assert_eq!(error.code, ErrorCode::Denied);
+    assert!(!noted("123456781234567812345678"));
     assert!(
         error.message.contains("the stage `triple` rewrote"),
         "{}",
         error.message
     );
-    assert_eq!(NOTES_RUN.load(Ordering::SeqCst), before);
     // Into something that is not even an object: refused too.
     let registry = builder()
         .call_stage(step("break", &log, |_: &StageCall<'_>| {
@@ -513,11 +511,11 @@ async fn rewritten_arguments_are_checked_against_the_schema_again() {
     let outcome = registry
         .call(
             &caller,
-            ToolCall::new("array", "note", json!({"text": "a"})),
+            ToolCall::new("array", "note", json!({"text": "array-only"})),
         )
         .await;
     assert_eq!(error_code(&outcome), Some(ErrorCode::Denied));
-    assert_eq!(NOTES_RUN.load(Ordering::SeqCst), before);
+    assert!(!noted("array-only"));
 }
 
 #[tokio::test]
