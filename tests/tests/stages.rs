@@ -1049,3 +1049,42 @@ async fn a_panicking_model_stage_stops_its_run_and_nothing_else() {
     assert!(reason.contains("failed"), "{reason}");
     assert!(model.seen().is_empty());
 }
+
+#[tokio::test]
+async fn a_dry_run_reports_a_stages_demand_for_approval_unless_the_policy_refuses() {
+    let log = Log::default();
+    let registry = builder()
+        .call_stage(step("review", &log, needs_approval))
+        .build()
+        .unwrap();
+    let dry = || CallOptions {
+        dry_run: true,
+        ..CallOptions::default()
+    };
+    let call = ToolCall::new("d1", "note", json!({"text": "dry-only"}));
+    let report = registry
+        .call_with(&user(), call, dry())
+        .await
+        .result
+        .unwrap();
+    assert_eq!(report["decision"], "require_approval");
+    assert_eq!(report["reason"], "notes are reviewed today");
+    assert!(!noted("dry-only"), "a dry run runs nothing");
+    // The policy's refusal wins over the stage's demand.
+    let denying = builder()
+        .call_stage(step("review", &log, needs_approval))
+        .policy(
+            |_: &toolgate::policy::PolicyRequest<'_>| toolgate::policy::Decision::Deny {
+                reason: "closed".into(),
+            },
+        )
+        .build()
+        .unwrap();
+    let call = ToolCall::new("d2", "note", json!({"text": "x"}));
+    let report = denying
+        .call_with(&user(), call, dry())
+        .await
+        .result
+        .unwrap();
+    assert_eq!(report["decision"], "deny");
+}

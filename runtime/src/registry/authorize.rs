@@ -89,7 +89,10 @@ fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool
             let verdict = verdict.staged(notes).rewritten(rewritten.as_ref(), entry);
             Authorization::Decided(verdict, Ok(Authorized::Run(rewritten)))
         }
-        (Authorization::Decided(verdict, Ok(Authorized::DryRun(_))), Some(reason)) => {
+        // A dry run the policy allows reports the stage's demand; one it refuses stays so.
+        (Authorization::Decided(verdict, Ok(Authorized::DryRun(report))), Some(reason))
+            if report["decision"] == "allow" =>
+        {
             let report = dry_run_report(&Decision::RequireApproval { reason });
             Authorization::Decided(verdict.staged(notes), Ok(Authorized::DryRun(report)))
         }

@@ -7,11 +7,10 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::panic::AssertUnwindSafe;
-use std::sync::LazyLock;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use smol_str::SmolStr;
 
 use crate::audit::{redact, unredacted};
@@ -37,9 +36,6 @@ pub(crate) struct Stages {
     wrappers: Vec<Box<dyn CallWrapper>>,
     listings: Vec<Box<dyn ListingStage>>,
 }
-
-/// What a stage that does not read arguments is shown for them: made once.
-static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 /// What the call stages decided about one call.
 pub(crate) enum Staged {
@@ -247,7 +243,8 @@ impl Stages {
 /// copy) only when a stage first reads them.
 struct Shown<'a> {
     entry: &'a Entry,
-    arguments: Arguments<'a>,
+    /// The call's arguments, until a stage rewrites them (the value is then set).
+    arguments: Option<Arguments<'a>>,
     clear: OnceCell<Cow<'a, Value>>,
     redacted: OnceCell<Value>,
 }
@@ -256,7 +253,7 @@ impl<'a> Shown<'a> {
     fn new(entry: &'a Entry, arguments: Arguments<'a>) -> Self {
         Shown {
             entry,
-            arguments,
+            arguments: Some(arguments),
             clear: OnceCell::new(),
             redacted: OnceCell::new(),
         }
@@ -264,9 +261,12 @@ impl<'a> Shown<'a> {
 
     /// The arguments a stage rewrote the call's into.
     fn rewritten(entry: &'a Entry, value: Value) -> Self {
-        let shown = Shown::new(entry, Arguments::Value(&UNREAD));
-        let _ = shown.clear.set(Cow::Owned(value));
-        shown
+        Shown {
+            entry,
+            arguments: None,
+            clear: OnceCell::from(Cow::Owned(value)),
+            redacted: OnceCell::new(),
+        }
     }
 
     fn into_value(mut self) -> Value {
@@ -277,7 +277,10 @@ impl<'a> Shown<'a> {
 
 impl ShownArguments for Shown<'_> {
     fn shown(&self, clear: bool) -> &Value {
-        let value = self.clear.get_or_init(|| self.arguments.value(self.entry));
+        let value = self.clear.get_or_init(|| match self.arguments {
+            Some(arguments) => arguments.value(self.entry),
+            None => unreachable!("rewritten arguments are set when made"),
+        });
         let secrets = &self.entry.definition.secret_arguments;
         if clear || secrets.is_empty() {
             return value;
