@@ -174,9 +174,15 @@ fn error_code(outcome: &ToolOutcome) -> Option<ErrorCode> {
 
 /// `POST /tools/call` with `body`, as `user()`: the answer's text.
 async fn over_http(registry: &Registry, body: Value) -> String {
-    let authenticate = |_: &axum::http::request::Parts| -> Result<Caller, AuthError> { Ok(user()) };
+    post_as(registry, user(), "/tools/call", body).await
+}
+
+/// `POST path` with `body`, as `caller`: the answer's text.
+async fn post_as(registry: &Registry, caller: Caller, path: &str, body: Value) -> String {
+    let authenticate =
+        move |_: &axum::http::request::Parts| -> Result<Caller, AuthError> { Ok(caller.clone()) };
     let app = router(registry.clone(), authenticate, HttpOptions::default());
-    let request = Request::post("/tools/call")
+    let request = Request::post(path)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
         .unwrap();
@@ -1087,4 +1093,28 @@ async fn a_dry_run_reports_a_stages_demand_for_approval_unless_the_policy_refuse
         .result
         .unwrap();
     assert_eq!(report["decision"], "deny");
+}
+
+#[tokio::test]
+async fn a_stage_that_requires_approval_is_approved_over_http() {
+    let log = Log::default();
+    let registry = builder()
+        .call_stage(step("review", &log, needs_approval))
+        .build()
+        .unwrap();
+    let body = json!({"id": "h", "name": "note", "arguments": {"text": "via-http"}});
+    let waiting: Value = serde_json::from_str(&over_http(&registry, body).await).unwrap();
+    let error = &waiting["error"];
+    assert_eq!(error["code"], "approval_required", "{waiting}");
+    assert!(!noted("via-http"));
+    let ticket = error["details"]["ticket"].clone();
+    let approved = post_as(
+        &registry,
+        admin(),
+        "/approvals/approve",
+        json!({"ticket": ticket}),
+    )
+    .await;
+    assert!(approved.contains("noted: via-http"), "{approved}");
+    assert!(noted("via-http"));
 }
