@@ -413,3 +413,50 @@ async fn the_reference_servers_tiny_image_reaches_the_model() {
         .count();
     assert_eq!(linked, 2, "{blocks:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_server_gets_a_minimal_environment_and_what_its_import_names() {
+    // cargo gives every test process these; the server must not inherit them.
+    for inherited in ["CARGO_MANIFEST_DIR", "CARGO_PKG_NAME"] {
+        assert!(
+            std::env::var_os(inherited).is_some(),
+            "{inherited} is set here"
+        );
+    }
+    let directory = TempDir::new().unwrap();
+    let env_file = directory.path().join("env");
+    let lab = lab(|import| import.env("ENV_FILE", env_file.to_string_lossy())).await;
+    // The server is up (it wrote its environment before serving).
+    let echoed = lab.call("mcp_lab_echo", json!({"text": "up"})).await;
+    assert!(echoed.is_ok(), "{echoed:?}");
+    let names = std::fs::read_to_string(&env_file).unwrap();
+    let names: Vec<&str> = names.lines().collect();
+    assert!(
+        names.contains(&"ENV_FILE") && names.contains(&"CALLS_FILE"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"PATH"), "{names:?}");
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "TZ",
+        "USER",
+        "ENV_FILE",
+        "CALLS_FILE",
+    ];
+    // Python itself may add a few of its own (LC_CTYPE when it coerces the locale).
+    let extra: Vec<&&str> = names
+        .iter()
+        .filter(|name| {
+            !allowed.contains(name) && !name.starts_with("LC_") && !name.starts_with("PYTHON")
+        })
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "passed on beyond the allowlist: {extra:?}"
+    );
+    assert!(!names.contains(&"CARGO_MANIFEST_DIR"));
+}

@@ -100,7 +100,10 @@ impl McpImport {
         }
     }
 
-    /// A server started as a child process, spoken to over its stdin/stdout.
+    /// A server started as a child process, spoken to over its stdin/stdout. It starts
+    /// with an environment of its own, not toolgate's: `PATH`, `HOME`, `LANG`, `LC_ALL`,
+    /// `TMPDIR`, `TZ` and `USER` as toolgate has them, and what [`env`](Self::env) adds
+    /// (anything else, bearer tokens and keys included, stays behind).
     pub fn command<I, S>(server: impl Into<String>, program: impl Into<String>, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -228,11 +231,22 @@ impl McpImport {
     }
 }
 
+/// What a command server is given of toolgate's environment: what finding programs, a home
+/// folder, a locale and a time zone take. Everything else (the tokens a configuration reads
+/// from the environment, keys, whatever the host set) stays behind.
+const PASSED_ON: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER"];
+
 async fn start(source: &Source) -> Result<RunningService<RoleClient, ()>, String> {
     match source {
         Source::Command { program, args, env } => {
             let mut command = tokio::process::Command::new(program);
-            command.args(args).envs(env.iter().cloned());
+            command.args(args).env_clear();
+            for name in PASSED_ON {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+            command.envs(env.iter().cloned());
             // A server dropped with its connection is killed there and then: the shutdown
             // the transport starts in the background never finishes where the runtime
             // ends first, and a hung server would be left running.

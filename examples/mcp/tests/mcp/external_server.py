@@ -65,4 +65,8 @@ if __name__ == "__main__":
     if "PID_FILE" in os.environ:
         with open(os.environ["PID_FILE"], "w", encoding="utf-8") as pid:
             pid.write(str(os.getpid()))
+    # What this process was started with, for the test of what a client passes on.
+    if "ENV_FILE" in os.environ:
+        with open(os.environ["ENV_FILE"], "w", encoding="utf-8") as names:
+            names.write("\n".join(sorted(os.environ)))
     server.run("stdio")
