@@ -192,3 +192,46 @@ async fn each_provider_gets_its_nearest_form() {
         .collect();
     assert_eq!(types, ["image/png", "application/pdf", "audio/wav"]);
 }
+
+#[test]
+fn gemini_inlines_only_the_media_types_it_takes_whatever_a_tool_claims() {
+    let claimed = [
+        "image/svg+xml",
+        "image/png; charset=x",
+        "image/png\r\nX-Injected: 1",
+        "audio/x-made-up",
+        "text/html",
+        "IMAGE/PNG",
+    ];
+    let mut blocks: Vec<Content> = claimed
+        .iter()
+        .map(|mime_type| Content::image(PNG, *mime_type))
+        .collect();
+    blocks.push(Content::resource_bytes(
+        "file:///page.svg",
+        "image/svg+xml",
+        b"<svg/>",
+    ));
+    blocks.push(Content::image(PNG, "image/png"));
+    blocks.push(Content::audio(b"ID3", "audio/mpeg"));
+    let outcome = ToolOutcome {
+        call_id: "c".into(),
+        tool: "media".into(),
+        result: Ok(serde_json::to_value(&blocks).unwrap()),
+        duration: std::time::Duration::ZERO,
+        ui: None,
+        is_content: true,
+    };
+    let content = gemini::function_response_content(std::slice::from_ref(&outcome));
+    let response = &content["parts"][0]["functionResponse"];
+    let inlined: Vec<&str> = response["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|part| part["inlineData"]["mimeType"].as_str().unwrap())
+        .collect();
+    assert_eq!(inlined, ["image/png", "audio/mpeg"]);
+    // What was left out is said in the text, never sent as media.
+    let text = response["response"]["output"].as_str().unwrap();
+    assert!(text.contains("image/svg+xml"), "{text}");
+}

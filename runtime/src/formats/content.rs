@@ -54,11 +54,28 @@ pub(crate) fn openai_responses(blocks: &[Content]) -> Value {
     Value::Array(parts.collect())
 }
 
-/// Media Gemini takes inline in a function response.
+/// Media Gemini takes inline in a function response, by exact type: anything else (SVG, a
+/// type with parameters or line breaks, a made-up type) is described in text instead.
+const GEMINI_INLINE_TYPES: [&str; 15] = [
+    "image/png",
+    "image/jpeg",
+    "image/webp",
+    "image/heic",
+    "image/heif",
+    "audio/wav",
+    "audio/mp3",
+    "audio/mpeg",
+    "audio/aiff",
+    "audio/aac",
+    "audio/ogg",
+    "audio/flac",
+    "audio/webm",
+    "audio/x-wav",
+    "application/pdf",
+];
+
 fn gemini_inline(mime_type: &str) -> bool {
-    mime_type.starts_with("image/")
-        || mime_type.starts_with("audio/")
-        || mime_type == "application/pdf"
+    GEMINI_INLINE_TYPES.contains(&mime_type)
 }
 
 /// Gemini: the text in the function response, the media as `inlineData` parts of it.
