@@ -185,12 +185,25 @@ impl Config {
 
     fn callers(&self) -> Result<Callers, Problem> {
         let mut entries = BTreeMap::new();
+        // Which caller each token was first given to: a token two callers share would make
+        // one of them the other (whichever is found first).
+        let mut owners: BTreeMap<String, &str> = BTreeMap::new();
         for (name, key) in &self.file.callers {
             let token = key
                 .token_env
                 .as_ref()
                 .and_then(|variable| std::env::var(variable).ok())
                 .filter(|token| !token.is_empty());
+            if let Some(token) = &token
+                && let Some(first) = owners.insert(token.clone(), name.as_str())
+            {
+                return Err(self.problem_at(
+                    key.role.span(),
+                    format!(
+                        "callers \"{first}\" and \"{name}\" have the same bearer token (from their `token_env` variables); give each caller a token of its own, or one would be taken for the other"
+                    ),
+                ));
+            }
             let caller = Caller::new(name.as_str(), key.role.get_ref().as_str());
             entries.insert(name.clone(), Callers::entry(caller, token));
         }

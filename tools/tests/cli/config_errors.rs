@@ -90,3 +90,32 @@ fn a_missing_config_says_what_to_do() {
         ran.stderr()
     );
 }
+
+#[test]
+fn two_callers_sharing_a_token_is_a_mistake_naming_both() {
+    let config = "roles = [\"public\", \"staff\"]\n\n[callers.ann]\nrole = \"staff\"\ntoken_env = \"ANN_TOKEN\"\n\n[callers.bob]\nrole = \"public\"\ntoken_env = \"BOB_TOKEN\"\n";
+    let project = Project::new(config);
+    let mut command = project.command();
+    command
+        .args(["tools", "list"])
+        .env("ANN_TOKEN", "same-secret-42")
+        .env("BOB_TOKEN", "same-secret-42");
+    let ran = project.run_with(&mut command, "").expect(2);
+    let error = ran.stderr();
+    assert!(error.contains("toolgate.toml:8: "), "{error}");
+    assert!(
+        error.contains("callers \"ann\" and \"bob\" have the same bearer token"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("same-secret-42"),
+        "the token is never shown: {error}"
+    );
+    // Tokens of their own: no problem.
+    let mut command = project.command();
+    command
+        .args(["tools", "list"])
+        .env("ANN_TOKEN", "ann-secret")
+        .env("BOB_TOKEN", "bob-secret");
+    project.run_with(&mut command, "").expect(0);
+}
