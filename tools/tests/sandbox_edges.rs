@@ -125,6 +125,11 @@ async fn look_alike_and_invisible_characters_are_refused() {
         "a\u{2066}b",         // left-to-right isolate
         "\u{2024}\u{2024}/x", // one dot leader
         "\u{FF0E}\u{FF0E}/x", // fullwidth full stop
+        "\u{3002}\u{3002}/x", // 。。 ideographic full stop
+        "\u{FF61}\u{FF61}/x", // ｡｡ halfwidth ideographic full stop
+        ".\u{3002}/x",        // a dot and an ideographic full stop
+        "a/\u{06D4}\u{06D4}", // ۔۔ Arabic full stop
+        "\u{0589}/x",         // ։ Armenian full stop
         "a\u{2215}b",         // division slash
         "x\u{00A0}y",         // no-break space
         "\u{3164}",           // Hangul filler
@@ -140,7 +145,13 @@ async fn look_alike_and_invisible_characters_are_refused() {
             assert_eq!(refused.code.as_str(), "path_not_allowed", "{tool} {path:?}");
         }
     }
-    for path in ["résumé.txt", "日本語.md", "naïve-café.txt", "a.b.c"] {
+    for path in [
+        "résumé.txt",
+        "日本語.md",
+        "naïve-café.txt",
+        "a.b.c",
+        "会議。メモ.txt",
+    ] {
         f.call("write_file", json!({"path": path, "content": "ok"}))
             .await
             .unwrap_or_else(|error| panic!("{path}: {error:?}"));

@@ -252,7 +252,7 @@ fn check_text(path: &str) -> Result<Vec<String>, ToolError> {
     }
     let mut names = Vec::new();
     for name in path.split('/') {
-        if looks_like_more_punctuation(name) {
+        if looks_like_more_punctuation(name) || reads_as_dots(name) {
             return Err(path_not_allowed(
                 path,
                 "the path contains a character that looks like `.` or `/` but is not",
@@ -303,6 +303,20 @@ fn looks_like_more_punctuation(name: &str) -> bool {
     };
     let literal = count(&mut name.chars());
     literal < count(&mut name.nfkc()) || literal < count(&mut unicode_security::skeleton(name))
+}
+
+/// Full stops of other scripts that neither normalization nor the confusables data make a
+/// `.` (`。` ideographic, `｡` halfwidth, `۔` Arabic, `։` Armenian, `።` Ethiopic, ...).
+const OTHER_FULL_STOPS: [char; 13] = [
+    '\u{3002}', '\u{FF61}', '\u{FE12}', '\u{2E3C}', '\u{06D4}', '\u{0589}', '\u{1362}', '\u{166E}',
+    '\u{1803}', '\u{1809}', '\u{A4FF}', '\u{A60E}', '\u{A6F3}',
+];
+
+/// Whether a name is made of full stops alone, one of them not `.`: it reads as `.` or
+/// `..` to a person reviewing the call (a name with other text, `会議。メモ.txt`, does not).
+fn reads_as_dots(name: &str) -> bool {
+    let full_stop = |c: char| c == '.' || OTHER_FULL_STOPS.contains(&c);
+    name.chars().all(full_stop) && name.chars().any(|c| c != '.')
 }
 
 fn has_drive_letter(path: &str) -> bool {
