@@ -65,11 +65,12 @@ impl App {
     }
 }
 
-/// The allowlist, and the applications opened so far.
+/// The allowlist, and the applications opened so far (by application and by the caller
+/// that opened them: a caller closes only its own).
 #[derive(Debug, Clone, Default)]
 pub struct AppsConfig {
     apps: BTreeMap<String, App>,
-    opened: Arc<Mutex<BTreeMap<String, Vec<Child>>>>,
+    opened: Arc<Mutex<BTreeMap<(String, String), Vec<Child>>>>,
 }
 
 impl AppsConfig {
@@ -98,10 +99,12 @@ impl AppsConfig {
         })
     }
 
-    /// The processes opened for `name` that still run (the others are reaped).
-    fn still_running(&self, name: &str) -> Vec<Child> {
+    /// The processes `caller` opened for `name` that still run (the others are reaped),
+    /// taken out of the list.
+    fn still_running(&self, name: &str, caller: &Caller) -> Vec<Child> {
         let mut opened = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
-        let children = opened.remove(name).unwrap_or_default();
+        let key = (name.to_owned(), caller.id().to_owned());
+        let children = opened.remove(&key).unwrap_or_default();
         children
             .into_iter()
             .filter_map(|mut child| matches!(child.try_wait(), Ok(None)).then_some(child))
@@ -118,6 +121,7 @@ pub fn open_app(
     #[serde(default)]
     args: Vec<String>,
     #[ctx] config: State<AppsConfig>,
+    #[ctx] caller: Caller,
 ) -> Result<Value, ToolError> {
     let entry = config.get(&app)?;
     check_args(&app, entry, &args)?;
@@ -162,31 +166,27 @@ pub fn open_app(
         .spawn()
         .map_err(|error| ToolError::execution(format!("`{app}` could not be opened: {error}")))?;
     let pid = child.id();
-    let mut running = config.still_running(&app);
+    let mut running = config.still_running(&app, &caller);
     running.push(child);
     let count = running.len();
     config
         .opened
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(app.clone(), running);
+        .insert((app.clone(), caller.id().to_owned()), running);
     Ok(json!({"app": app, "pid": pid, "opened": true, "running_instances": count}))
 }
 
 fn check_args(app: &str, entry: &App, args: &[String]) -> Result<(), ToolError> {
-    let mut patterns = GlobSetBuilder::new();
-    for pattern in &entry.allowed {
-        let glob = Glob::new(pattern).map_err(|error| {
-            ToolError::execution(format!(
-                "the allowlist pattern `{pattern}` of `{app}` is invalid: {error}"
-            ))
-        })?;
-        patterns.add(glob);
-    }
-    let patterns: GlobSet = patterns
-        .build()
-        .map_err(|error| ToolError::execution(error.to_string()))?;
-    match args.iter().find(|arg| !patterns.is_match(arg.as_str())) {
+    let patterns = globs(app, entry.allowed.iter())?;
+    // An option (`-x`, `--name=...`) is allowed only by a pattern that is one: `*.txt` is
+    // for file names, and must not let `--output=/x.txt` or `-o.txt` through.
+    let options: GlobSet = globs(app, entry.allowed.iter().filter(|p| p.starts_with('-')))?;
+    let allowed = |arg: &str| match arg.starts_with('-') {
+        true => options.is_match(arg),
+        false => patterns.is_match(arg),
+    };
+    match args.iter().find(|arg| !allowed(arg.as_str())) {
         None => Ok(()),
         Some(refused) => Err(ToolError::new(
             "argument_not_allowed",
@@ -203,20 +203,38 @@ fn check_args(app: &str, entry: &App, args: &[String]) -> Result<(), ToolError> 
     }
 }
 
-/// Close an application that `open_app` opened (every instance of it). Unsaved work in it
-/// is lost.
+/// The patterns as one set.
+fn globs<'a>(app: &str, patterns: impl Iterator<Item = &'a String>) -> Result<GlobSet, ToolError> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|error| {
+            ToolError::execution(format!(
+                "the allowlist pattern `{pattern}` of `{app}` is invalid: {error}"
+            ))
+        })?;
+        set.add(glob);
+    }
+    set.build()
+        .map_err(|error| ToolError::execution(error.to_string()))
+}
+
+/// Close an application that the caller opened with `open_app` (every instance of it the
+/// caller opened). Unsaved work in it is lost.
 #[tool(manual, group = "apps", risk = "high", destructive)]
 pub fn close_app(
     /// The application's name on the allowlist.
     app: String,
     #[ctx] config: State<AppsConfig>,
+    #[ctx] caller: Caller,
 ) -> Result<Value, ToolError> {
     config.get(&app)?;
-    let running = config.still_running(&app);
+    let running = config.still_running(&app, &caller);
     if running.is_empty() {
         return Err(ToolError::new(
             "not_running",
-            format!("`{app}` is not open (only applications opened with open_app can be closed)"),
+            format!(
+                "`{app}` is not open (you can close only applications you opened with open_app)"
+            ),
         ));
     }
     let mut closed = Vec::new();

@@ -38,11 +38,19 @@ impl Tools {
 
     /// One call by a `user`.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
+        self.call_as(&Caller::new("u", "user"), tool, arguments)
+            .await
+    }
+
+    /// One call by `caller`.
+    pub async fn call_as(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Value, ToolError> {
         self.0
-            .call(
-                &Caller::new("u", "user"),
-                ToolCall::new("1", tool, arguments),
-            )
+            .call(caller, ToolCall::new("1", tool, arguments))
             .await
             .result
     }

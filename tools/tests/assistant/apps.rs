@@ -2,7 +2,7 @@
 //! was opened.
 
 use serde_json::json;
-use toolgate::Risk;
+use toolgate::{Caller, Risk};
 use toolgate_tools::apps::{App, AppsConfig, close_app_tool, open_app_tool};
 
 use crate::{Tools, code};
@@ -105,4 +105,51 @@ async fn the_allowlist_and_the_platform_are_respected() {
     let close = tools.definition("close_app");
     assert_eq!(close.risk, Risk::High);
     assert!(close.hints.destructive);
+}
+
+#[tokio::test]
+async fn a_file_pattern_lets_no_option_through() {
+    let config = AppsConfig::new().app(
+        "editor",
+        App::new("true").allow_args(["*.txt", "--new-window"]),
+    );
+    let tools = Tools::new(vec![open_app_tool().permission("user")], |builder| {
+        builder.state(config)
+    });
+    for sneaked in ["--output=/x.txt", "-o.txt", "--config=evil.txt", "-.txt"] {
+        let refused = tools
+            .call("open_app", json!({"app": "editor", "args": [sneaked]}))
+            .await;
+        assert_eq!(code(refused), "argument_not_allowed", "{sneaked}");
+    }
+    let opened = tools
+        .call(
+            "open_app",
+            json!({"app": "editor", "args": ["--new-window", "notes.txt"]}),
+        )
+        .await;
+    assert!(opened.is_ok(), "{opened:?}");
+}
+
+#[tokio::test]
+async fn a_caller_closes_only_what_it_opened() {
+    let tools = tools();
+    let ann = Caller::new("ann", "user");
+    let bob = Caller::new("bob", "user");
+    let opened = tools
+        .call_as(&ann, "open_app", json!({"app": "timer", "args": ["30"]}))
+        .await
+        .unwrap();
+    let pid = opened["pid"].as_u64().unwrap();
+    let theirs = tools
+        .call_as(&bob, "close_app", json!({"app": "timer"}))
+        .await;
+    assert_eq!(code(theirs), "not_running");
+    assert!(alive(pid), "bob cannot close ann's timer");
+    let closed = tools
+        .call_as(&ann, "close_app", json!({"app": "timer"}))
+        .await
+        .unwrap();
+    assert_eq!(closed["pids"], json!([pid]));
+    assert!(!alive(pid));
 }
