@@ -70,8 +70,11 @@ impl App {
 #[derive(Debug, Clone, Default)]
 pub struct AppsConfig {
     apps: BTreeMap<String, App>,
-    opened: Arc<Mutex<BTreeMap<(String, String), Vec<Child>>>>,
+    opened: Arc<Mutex<BTreeMap<Opener, Vec<Child>>>>,
 }
+
+/// Whose processes: an application's name and the id of the caller that opened them.
+type Opener = (String, String);
 
 impl AppsConfig {
     /// An empty allowlist.
