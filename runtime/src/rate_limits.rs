@@ -137,7 +137,8 @@ impl RateLimits {
         self.per_caller.is_none() && self.per_tool.is_empty()
     }
 
-    /// Takes one call from the caller's and the tool's budget, or says how long to wait. A
+    /// Takes one call from the caller's and the tool's budget (`tool` is the tool's own
+    /// name, however the call spelled it), or says how long to wait. A
     /// store that cannot answer refuses the call: a limit that cannot be checked is not
     /// lifted.
     pub(crate) async fn check(&self, caller: &str, tool: &str) -> Result<(), ToolError> {
@@ -147,7 +148,12 @@ impl RateLimits {
                 return Err(limited("you are making calls too fast", wait));
             }
         }
-        if let Some(limit) = self.per_tool.get(tool) {
+        // Set by the tool's own name or by the spelling providers use: one budget either way.
+        let per_tool = self.per_tool.get(tool).or_else(|| {
+            let provider_name = crate::definition::provider_tool_name(tool);
+            self.per_tool.get(provider_name.as_ref())
+        });
+        if let Some(limit) = per_tool {
             let key = format!("tool:{tool}");
             if let Err(wait) = self.store.take(&key, *limit).await.map_err(unavailable)? {
                 return Err(limited(

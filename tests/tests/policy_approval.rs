@@ -657,3 +657,28 @@ async fn an_oversized_batch_runs_nothing_and_answers_every_call() {
     }
     assert_eq!(count(&TRANSFERS, "batch-bob"), 0);
 }
+
+#[tokio::test]
+async fn a_tool_limit_counts_every_spelling_of_the_tools_name() {
+    for configured in ["ops.ping", "ops_ping"] {
+        let schema = json!({"type": "object", "properties": {}});
+        let definition =
+            toolgate::ToolDefinition::new("ops.ping", "Ping the ops desk.", "user", schema);
+        let ping = toolgate::FnTool::new(definition, |_, _| async { Ok(json!("pong")) });
+        let registry = builder()
+            .linked_tools(false)
+            .tool(ping)
+            .rate_limit_tool(configured, RateLimit::new(2, Duration::from_secs(3600)))
+            .build()
+            .unwrap();
+        let mut codes = Vec::new();
+        for name in ["ops.ping", "ops_ping", "ops_ping", "ops.ping"] {
+            codes.push(code(&call(&registry, name, json!({})).await));
+        }
+        assert_eq!(
+            codes,
+            ["ok", "ok", "rate_limited", "rate_limited"],
+            "limit set as {configured}"
+        );
+    }
+}

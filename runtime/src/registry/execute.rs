@@ -162,7 +162,8 @@ where
             let limits = &run.config.governance.limits;
             if !run.dry_run
                 && !limits.is_empty()
-                && let Err(error) = Box::pin(limits.check(run.caller.id(), name)).await
+                && let Err(error) =
+                    Box::pin(limits.check(run.caller.id(), &entry.definition.name)).await
             {
                 break 'run Err(error);
             }
