@@ -22,8 +22,9 @@
 //!
 //! Stages of one kind run in the order they were added; the first that refuses ends the
 //! call. A stage that panics is contained: the call ends with an error naming the stage,
-//! and every other call goes on. What a stage decided is in the call's audit record (see
-//! [`AuditRecord::decision`](crate::audit::AuditRecord::decision)). Call and result stages
+//! and every other call goes on. What a call stage decided is in the call's audit record
+//! (see [`AuditRecord::decision`](crate::audit::AuditRecord::decision)); what a result
+//! stage made of a result is the call's outcome, recorded as such. Call and result stages
 //! are synchronous and must not block: a stage that needs to wait for something belongs
 //! in a [`CallWrapper`], whose future the call awaits.
 //!
