@@ -460,3 +460,36 @@ async fn a_command_server_gets_a_minimal_environment_and_what_its_import_names()
     );
     assert!(!names.contains(&"CARGO_MANIFEST_DIR"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_is_given_up_on_in_time_and_killed() {
+    let directory = TempDir::new().unwrap();
+    let pid_file = directory.path().join("pid");
+    // A process that reads nothing and answers nothing, after saying who it is.
+    let script = format!("echo $$ > {}; exec sleep 3600", pid_file.display());
+    let started = std::time::Instant::now();
+    let connected = McpImport::command("mute", "sh", ["-c", script.as_str()])
+        .permission("staff")
+        .connect_timeout(Duration::from_millis(800))
+        .connect()
+        .await;
+    let error = connected
+        .err()
+        .expect("a server that never answers is an error");
+    let message = error.to_string();
+    assert!(message.contains("MCP server `mute`"), "{message}");
+    assert!(message.contains("did not answer within 0.8 s"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "given up on in time"
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !ended(&pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(ended(&pid), "the mute server (pid {pid}) is still running");
+}

@@ -82,6 +82,7 @@ pub struct McpImport {
     allow: Option<Vec<String>>,
     deny: Vec<String>,
     call_timeout: Duration,
+    connect_timeout: Duration,
     /// A setting made for the other kind of server, reported by `connect`.
     misuse: Option<String>,
 }
@@ -96,6 +97,7 @@ impl McpImport {
             allow: None,
             deny: Vec::new(),
             call_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(30),
             misuse: None,
         }
     }
@@ -191,6 +193,14 @@ impl McpImport {
         self
     }
 
+    /// How long connecting may take, the handshake and the first `tools/list` together (and
+    /// each reconnection's handshake); default 30 s. A server that never answers is given
+    /// up on with an error saying so, and a command's process is killed.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
     fn error(&self, message: impl Into<String>) -> McpImportError {
         McpImportError {
             server: self.server.clone(),
@@ -206,14 +216,16 @@ impl McpImport {
         if let Some(misuse) = &self.misuse {
             return Err(self.error(misuse.clone()));
         }
-        let service = start(&self.source)
+        let connecting = async {
+            let service = start(&self.source, self.connect_timeout).await?;
+            let tools = service.peer().list_all_tools().await;
+            let tools = tools.map_err(|error| format!("tools/list failed: {error}"))?;
+            Ok::<_, String>((service, tools))
+        };
+        let (service, tools) = tokio::time::timeout(self.connect_timeout, connecting)
             .await
+            .map_err(|_| self.error(no_answer(self.connect_timeout)))?
             .map_err(|message| self.error(message))?;
-        let tools = service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|error| self.error(format!("tools/list failed: {error}")))?;
         let tools = tools
             .into_iter()
             .filter(|tool| {
@@ -236,7 +248,27 @@ impl McpImport {
 /// from the environment, keys, whatever the host set) stays behind.
 const PASSED_ON: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER"];
 
-async fn start(source: &Source) -> Result<RunningService<RoleClient, ()>, String> {
+/// Starts (or reaches) the server and makes the MCP handshake, within `deadline`.
+async fn start(
+    source: &Source,
+    deadline: Duration,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    // Given up on, the handshake's future is dropped with its transport: a command's
+    // process is killed there and then.
+    tokio::time::timeout(deadline, handshake(source))
+        .await
+        .map_err(|_| no_answer(deadline))?
+}
+
+/// What a server that did not answer in time is told.
+fn no_answer(deadline: Duration) -> String {
+    format!(
+        "the server did not answer within {:.1} s (the MCP handshake and its tool list); check that it speaks MCP on its stdin/stdout or at its URL, or give it longer with `connect_timeout`",
+        deadline.as_secs_f64()
+    )
+}
+
+async fn handshake(source: &Source) -> Result<RunningService<RoleClient, ()>, String> {
     match source {
         Source::Command { program, args, env } => {
             let mut command = tokio::process::Command::new(program);
@@ -284,7 +316,7 @@ impl Connection {
             if service.as_ref().is_none_or(RunningService::is_closed) {
                 tracing::warn!(server, "(re)starting the MCP server connection");
                 *service = Some(
-                    start(&self.import.source)
+                    start(&self.import.source, self.import.connect_timeout)
                         .await
                         .map_err(|message| unavailable(server, &message))?,
                 );
