@@ -71,7 +71,12 @@ fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool
                 "refused_by_stage"
             });
             let result = match dry_run {
-                true => Ok(Authorized::DryRun(refused_report(&error))),
+                true => {
+                    let refused = Decision::Deny {
+                        reason: error.message,
+                    };
+                    Ok(Authorized::DryRun(dry_run_report(&refused)))
+                }
                 false => Err(error),
             };
             return Authorization::Decided(verdict.staged(notes), result);
@@ -115,11 +120,6 @@ fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool
 pub(crate) struct Staging {
     pub(crate) rewritten: Option<Value>,
     pub(crate) notes: Option<Box<str>>,
-}
-
-/// The dry run's report of a call a stage refused.
-fn refused_report(error: &ToolError) -> Value {
-    json!({"dry_run": true, "decision": "deny", "reason": error.message})
 }
 
 /// The policy's decision (see [`authorize`]).
