@@ -129,15 +129,34 @@ async fn a_chat_waits_for_an_admins_approval_and_goes_on_when_its_owner_resumes(
     .await;
     assert_eq!(status, StatusCode::CONFLICT, "{refused}");
 
-    // The admin approves through the approval routes; the owner goes on.
-    let (status, outcome) = post(
+    // The admin decides on the run's own route: it learns what came of its decision, never
+    // the conversation; the owner goes on.
+    let (status, decided) = post(
+        &client,
+        format!("{base}/chat/{run_id}/resume"),
+        "admin-token",
+        json!({"decisions": [{"call_id": "call_note", "decision": "approve"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!(decided["status"], "decided", "{decided}");
+    assert_eq!(decided["outcomes"][0]["call_id"], "call_note");
+    assert_eq!(decided["outcomes"][0]["ok"], true, "{decided}");
+    for private in ["text", "calls", "transcript", "pending", "usage"] {
+        assert!(
+            decided.get(private).is_none(),
+            "{private} leaked: {decided}"
+        );
+    }
+    // Its ticket is spent: the approval routes cannot run the call again.
+    let (status, again) = post(
         &client,
         format!("{base}/approvals/approve"),
         "admin-token",
         json!({"ticket": ticket}),
     )
     .await;
-    assert_eq!(status, StatusCode::OK, "{outcome}");
+    assert_ne!(status, StatusCode::OK, "{again}");
     let (status, run) = post(
         &client,
         format!("{base}/chat/{run_id}/resume"),

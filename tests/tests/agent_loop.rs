@@ -178,10 +178,24 @@ async fn a_risky_call_stops_the_run_and_an_approved_resume_runs_it_exactly_once(
     );
     assert_eq!(ran.transfers(), 0);
 
-    let run = agent
-        .resume(&staff(), run.id(), [CallDecision::approve("pay")])
+    // The approver learns what came of its decision, not the conversation.
+    let decided = agent
+        .decide(&staff(), run.id(), [CallDecision::approve("pay")])
         .await
         .unwrap();
+    assert_eq!(ran.transfers(), 1);
+    assert_eq!(decided.still_waiting, 0);
+    assert_eq!(decided.outcomes.len(), 1);
+    assert_eq!(
+        decided.outcomes[0].result,
+        Ok(json!({"sent": 40, "to": "clinic"}))
+    );
+    assert_eq!(model.seen().len(), 1, "the model waits for the owner");
+    let waiting = agent.get(&customer(), run.id()).await.unwrap().unwrap();
+    assert_eq!(waiting.status(), &RunStatus::Decided);
+
+    // Its owner goes on.
+    let run = agent.resume(&customer(), run.id(), []).await.unwrap();
     assert_eq!(run.text(), Some("Paid."));
     assert_eq!(ran.transfers(), 1);
     // The model got both results of that turn, in call order.
@@ -194,7 +208,7 @@ async fn a_risky_call_stops_the_run_and_an_approved_resume_runs_it_exactly_once(
 
     // Nothing runs twice: the run no longer waits, and its ticket is spent.
     let again = agent
-        .resume(&staff(), run.id(), [CallDecision::approve("pay")])
+        .decide(&staff(), run.id(), [CallDecision::approve("pay")])
         .await;
     assert_eq!(again.unwrap_err(), AgentError::RunNotFound);
     let again = agent.resume(&customer(), run.id(), []).await;
@@ -214,14 +228,15 @@ async fn a_denied_call_gives_the_model_the_refusal_and_the_run_goes_on() {
     ]);
     let agent = agent(&ran, model.clone());
     let run = agent.run(&customer(), "pay").await.unwrap();
-    let run = agent
-        .resume(
+    agent
+        .decide(
             &staff(),
             run.id(),
             [CallDecision::deny("pay", "no payments on Sundays")],
         )
         .await
         .unwrap();
+    let run = agent.resume(&customer(), run.id(), []).await.unwrap();
     assert_eq!(run.text(), Some("The payment was refused."));
     assert_eq!(ran.transfers(), 0);
     let results = last_results(&model.seen()[1]);
@@ -274,7 +289,7 @@ async fn someone_else_can_neither_see_nor_go_on_with_a_run() {
         AgentError::RunNotFound
     );
     let unknown = agent
-        .resume(&staff(), run.id(), [CallDecision::approve("nope")])
+        .decide(&staff(), run.id(), [CallDecision::approve("nope")])
         .await;
     assert!(matches!(
         unknown.unwrap_err(),
@@ -549,10 +564,11 @@ async fn a_run_waiting_for_approval_survives_a_restart_with_persistent_stores() 
     drop(before);
 
     let after = start(Scripted::new([text("Sent after the restart.")]));
-    let resumed = after
-        .resume(&staff(), run.id(), [CallDecision::approve("pay")])
+    after
+        .decide(&staff(), run.id(), [CallDecision::approve("pay")])
         .await
         .unwrap();
+    let resumed = after.resume(&customer(), run.id(), []).await.unwrap();
     assert_eq!(resumed.text(), Some("Sent after the restart."));
     assert_eq!(ran.transfers(), 1);
 }

@@ -470,10 +470,11 @@ async fn over_the_wire_an_approval_interrupt_then_resume_runs_the_call_once() {
     assert_eq!(run.pending()[0].call_id, "call_pay");
     assert_eq!(server.requests().len(), 1);
     let staff = Caller::new("dr-lee", "staff");
-    let run = agent
-        .resume(&staff, run.id(), [CallDecision::approve("call_pay")])
+    agent
+        .decide(&staff, run.id(), [CallDecision::approve("call_pay")])
         .await
         .unwrap();
+    let run = agent.resume(&customer(), run.id(), []).await.unwrap();
     assert_eq!(run.text(), Some("Sent."));
     assert_eq!(ran.transfers(), 1);
     let requests: Vec<Recorded> = server.requests();

@@ -5,7 +5,8 @@
 //! the results go back to the model, and so on until it answers. A call that needs a person's
 //! approval either asks the registry's in-process [`Approver`](crate::approval::Approver)
 //! (a terminal prompt), or stops the run: [`RunStatus::NeedsApproval`] lists the waiting
-//! calls, and [`Agent::resume`] with the decisions runs the approved ones, once, and goes on.
+//! calls; approvers decide them ([`Agent::decide`], which runs an approved call once), and
+//! the run's owner goes on with [`Agent::resume`], with the authority it presents then.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -58,7 +59,9 @@ pub use builder::{AgentBuilder, ToolSelector};
 pub use free_text::FreeText;
 pub use message::{Message, ModelCall, ToolResult};
 pub use model::{Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest};
-pub use run::{CallDecision, CallRecord, Decision, PendingApproval, Run, RunId, RunStatus};
+pub use run::{
+    CallDecision, CallRecord, Decided, Decision, PendingApproval, Run, RunId, RunStatus,
+};
 pub use stage::{ModelStage, ModelTurn, TurnVerdict};
 pub use store::{MemoryRunStore, RunStore};
 
@@ -144,7 +147,7 @@ impl std::fmt::Display for AgentError {
             }
             AgentError::DuplicateId => f.write_str("a run with this id exists already"),
             AgentError::AwaitingApproval => f.write_str(
-                "the run is waiting for approval of its calls; resume it before sending another message",
+                "the run is waiting on decisions about its calls; resume it (once they are decided) before sending another message",
             ),
             AgentError::Store(error) => write!(f, "{error}"),
         }
@@ -203,8 +206,8 @@ impl Agent {
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<Run, AgentError> {
-        let mut run = self.take_own(caller, id).await?;
-        if let RunStatus::NeedsApproval { .. } = run.status {
+        let mut run = resume::take_own(&self.inner, caller, id).await?;
+        if run.status.waits() {
             self.inner.store.put(run).await.map_err(AgentError::Store)?;
             return Err(AgentError::AwaitingApproval);
         }
@@ -214,49 +217,56 @@ impl Agent {
         driver::drive(&self.inner, run, &options).await
     }
 
-    /// Goes on with a run waiting for approval. `who` decides the calls named in `decisions`
-    /// through the registry ([`Registry::approve`]/[`Registry::deny`]: it must be an approver
-    /// who may decide them); calls decided elsewhere meanwhile (the HTTP approval routes)
-    /// are taken as decided. When no call waits any more, the approved calls have run, once,
-    /// and the run goes on as its own caller. The run's owner may resume without decisions
-    /// (to go on after others decided); anyone else must bring decisions.
+    /// The run's owner goes on with a run that waited for decisions, with the authority it
+    /// presents now (`owner`'s id must be the run's; its role may have changed since, and a
+    /// call still waiting for a tool that role may not see is withdrawn and answered as an
+    /// unknown tool). `decisions` are the owner's own (the registry checks it may decide
+    /// them); calls decided meanwhile ([`decide`](Self::decide), [`Registry::approve`], the
+    /// HTTP approval routes) are taken as decided. When no call waits any more, the turn's
+    /// results go to the model and the run goes on. To anyone but its owner there is no
+    /// such run.
     pub async fn resume(
         &self,
-        who: &Caller,
+        owner: &Caller,
         id: &RunId,
         decisions: impl IntoIterator<Item = CallDecision>,
     ) -> Result<Run, AgentError> {
         let decisions: Vec<CallDecision> = decisions.into_iter().collect();
-        resume::resume(&self.inner, who, id, decisions, &RunOptions::default()).await
+        resume::resume(&self.inner, owner, id, decisions, &RunOptions::default()).await
     }
 
     /// [`resume`](Self::resume) with options.
     pub async fn resume_with(
         &self,
-        who: &Caller,
+        owner: &Caller,
         id: &RunId,
         decisions: Vec<CallDecision>,
         options: RunOptions,
     ) -> Result<Run, AgentError> {
-        resume::resume(&self.inner, who, id, decisions, &options).await
+        resume::resume(&self.inner, owner, id, decisions, &options).await
+    }
+
+    /// An approver decides calls waiting in a run, through the registry
+    /// ([`Registry::approve`]/[`Registry::deny`]: it may decide only calls of tools at or
+    /// below its role); an approved call runs once, as the caller who made it. The approver
+    /// learns what came of its decisions, never the owner's conversation; the run then
+    /// waits for its owner to [`resume`](Self::resume) it. Someone who may decide none of the
+    /// run's waiting calls gets [`AgentError::RunNotFound`], as for a run that does not
+    /// exist.
+    pub async fn decide(
+        &self,
+        who: &Caller,
+        id: &RunId,
+        decisions: impl IntoIterator<Item = CallDecision>,
+    ) -> Result<Decided, AgentError> {
+        let decisions: Vec<CallDecision> = decisions.into_iter().collect();
+        resume::decide(&self.inner, who, id, decisions).await
     }
 
     /// A run of `caller`'s, as it stands.
     pub async fn get(&self, caller: &Caller, id: &RunId) -> Result<Option<Run>, AgentError> {
         let run = self.inner.store.get(id).await.map_err(AgentError::Store)?;
         Ok(run.filter(|run| run.caller.id() == caller.id()))
-    }
-
-    async fn take_own(&self, caller: &Caller, id: &RunId) -> Result<Run, AgentError> {
-        let run = self.inner.store.take(id).await.map_err(AgentError::Store)?;
-        let mut run = run.ok_or(AgentError::RunNotFound)?;
-        if run.caller.id() != caller.id() {
-            self.inner.store.put(run).await.map_err(AgentError::Store)?;
-            return Err(AgentError::RunNotFound);
-        }
-        // Authority is the caller's as it presents now (its role may have changed since).
-        run.caller = caller.clone();
-        Ok(run)
     }
 }
 

@@ -1,6 +1,7 @@
-//! Going on after a person decided: apply the decisions through the registry (which runs an
-//! approved call once, as the run's caller), take in what was decided elsewhere, and when
-//! no call waits any more, feed the turn's results to the model and go on.
+//! Deciding a run's waiting calls, and going on after: decisions go through the registry
+//! (which runs an approved call once, as the caller who made it); what was decided
+//! elsewhere is taken in; only the run's owner, as it presents now, feeds the turn's
+//! results to the model and goes on.
 
 use std::time::Duration;
 
@@ -8,43 +9,30 @@ use super::builder::Settings;
 use super::driver::{self, TOOL_CALL_LIMIT};
 use super::message::{Message, ToolResult};
 use super::run::{CallDecision, Decision, PendingApproval, Run, RunId, RunStatus, Slot};
-use super::{AgentError, RunOptions};
+use super::{AgentError, Decided, RunOptions};
 use crate::approval::TicketError;
 use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::error::{ErrorCode, ToolError};
 
+/// The run's owner goes on, with the authority it presents now: calls waiting for tools it
+/// may no longer see are withdrawn, its own decisions (if any) are applied, and once no
+/// call waits the turn's results go to the model.
 pub(crate) async fn resume(
     settings: &Settings,
-    who: &Caller,
+    owner: &Caller,
     id: &RunId,
     decisions: Vec<CallDecision>,
     options: &RunOptions,
 ) -> Result<Run, AgentError> {
-    let mut run = settings
-        .store
-        .take(id)
-        .await
-        .map_err(AgentError::Store)?
-        .ok_or(AgentError::RunNotFound)?;
-    if let Err(error) = check_request(&run, who, &decisions) {
+    let mut run = take_own(settings, owner, id).await?;
+    if let Err(error) = check_decisions(&run, &decisions) {
         settings.store.put(run).await.map_err(AgentError::Store)?;
         return Err(error);
     }
-    if run.caller.id() == who.id() {
-        // Its owner goes on with the authority it presents now, not the one it started with.
-        run.caller = who.clone();
-    }
-    for decision in &decisions {
-        if let Err(error) = apply(settings, &mut run, who, decision).await {
-            // What was decided so far stays decided; the run still waits.
-            let run = refresh_pending(run);
-            settings.store.put(run).await.map_err(AgentError::Store)?;
-            return Err(error);
-        }
-    }
-    if let Err(error) = take_in_decided_elsewhere(settings, &mut run).await {
-        // The run waits as it did; it can be resumed once the store answers again.
+    if let Err(error) = settle_all(settings, &mut run, owner, &decisions).await {
+        // What was decided so far stays decided; the run still waits.
+        let run = refresh_pending(run);
         settings.store.put(run).await.map_err(AgentError::Store)?;
         return Err(error);
     }
@@ -65,17 +53,84 @@ pub(crate) async fn resume(
     driver::drive(settings, run, options).await
 }
 
-/// The run waits, every decision names a waiting call, and `who` may touch the run: its
-/// owner, or someone bringing decisions (which the registry then checks).
-fn check_request(run: &Run, who: &Caller, decisions: &[CallDecision]) -> Result<(), AgentError> {
-    let owner = run.caller.id() == who.id();
-    if !owner && decisions.is_empty() {
+/// Someone decides calls waiting in a run (through the registry, which checks it may); the
+/// run waits for its owner to go on. A caller who may decide none of the run's waiting
+/// calls is answered as if there were no such run.
+pub(crate) async fn decide(
+    settings: &Settings,
+    who: &Caller,
+    id: &RunId,
+    decisions: Vec<CallDecision>,
+) -> Result<Decided, AgentError> {
+    let run = settings.store.take(id).await.map_err(AgentError::Store)?;
+    let mut run = run.ok_or(AgentError::RunNotFound)?;
+    if let Err(error) = check_decider(settings, &run, who, &decisions) {
+        settings.store.put(run).await.map_err(AgentError::Store)?;
+        return Err(error);
+    }
+    let mut outcomes = Vec::new();
+    let decided = decide_each(settings, &mut run, who, &decisions, &mut outcomes).await;
+    // What was decided stays decided, also when a later decision was refused.
+    let run = refresh_pending(run);
+    let (run_id, still_waiting) = (run.id.clone(), run.pending().len());
+    settings.store.put(run).await.map_err(AgentError::Store)?;
+    decided.map(|()| Decided {
+        run_id,
+        outcomes,
+        still_waiting,
+    })
+}
+
+async fn decide_each(
+    settings: &Settings,
+    run: &mut Run,
+    who: &Caller,
+    decisions: &[CallDecision],
+    outcomes: &mut Vec<ToolOutcome>,
+) -> Result<(), AgentError> {
+    for decision in decisions {
+        if let Some(outcome) = apply(settings, run, who, decision).await? {
+            outcomes.push(outcome);
+        }
+    }
+    take_in_decided_elsewhere(settings, run).await
+}
+
+/// The run, if it is `caller`'s, taken out of the store to go on with the authority
+/// `caller` presents now (its role may have changed since the run began).
+pub(crate) async fn take_own(
+    settings: &Settings,
+    caller: &Caller,
+    id: &RunId,
+) -> Result<Run, AgentError> {
+    let run = settings.store.take(id).await.map_err(AgentError::Store)?;
+    let mut run = run.ok_or(AgentError::RunNotFound)?;
+    if run.caller.id() != caller.id() {
+        settings.store.put(run).await.map_err(AgentError::Store)?;
         return Err(AgentError::RunNotFound);
     }
-    if !matches!(run.status, RunStatus::NeedsApproval { .. }) {
-        if !owner {
-            return Err(AgentError::RunNotFound);
-        }
+    run.caller = caller.clone();
+    Ok(run)
+}
+
+/// Withdraws what the owner may no longer use, applies its decisions, and takes in what
+/// was decided elsewhere.
+async fn settle_all(
+    settings: &Settings,
+    run: &mut Run,
+    owner: &Caller,
+    decisions: &[CallDecision],
+) -> Result<(), AgentError> {
+    withdraw_unseen(settings, run, owner).await?;
+    for decision in decisions {
+        apply(settings, run, owner, decision).await?;
+    }
+    take_in_decided_elsewhere(settings, run).await
+}
+
+/// The run waits, and every decision names a waiting call.
+fn check_decisions(run: &Run, decisions: &[CallDecision]) -> Result<(), AgentError> {
+    if !run.status.waits() {
         let status = run.status.name();
         return Err(AgentError::NotWaiting { status });
     }
@@ -85,6 +140,54 @@ fn check_request(run: &Run, who: &Caller, decisions: &[CallDecision]) -> Result<
             return Err(AgentError::UnknownCall {
                 call_id: call_id.into_owned(),
             });
+        }
+    }
+    Ok(())
+}
+
+/// Someone other than the owner must bring decisions, and may decide at least one call
+/// waiting in the run; else, to it, there is no such run.
+fn check_decider(
+    settings: &Settings,
+    run: &Run,
+    who: &Caller,
+    decisions: &[CallDecision],
+) -> Result<(), AgentError> {
+    if run.caller.id() == who.id() {
+        return check_decisions(run, decisions);
+    }
+    let involved = run.waiting.iter().any(|slot| {
+        matches!(slot, Slot::Waiting(waiting) if settings.registry.may_decide(who, &waiting.tool))
+    });
+    if decisions.is_empty() || !involved {
+        return Err(AgentError::RunNotFound);
+    }
+    check_decisions(run, decisions)
+}
+
+/// Calls waiting for tools the owner, as it presents now, may not see: they are withdrawn
+/// (no approver can run them any more) and answered as unknown tools.
+async fn withdraw_unseen(
+    settings: &Settings,
+    run: &mut Run,
+    owner: &Caller,
+) -> Result<(), AgentError> {
+    let registry = &settings.registry;
+    let unseen: Vec<PendingApproval> = run
+        .waiting
+        .iter()
+        .filter_map(|slot| match slot {
+            Slot::Waiting(waiting) if registry.definition(owner, &waiting.tool).is_none() => {
+                Some(waiting.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    for waiting in unseen {
+        let withdrawn = registry.withdraw(&waiting.ticket_id, owner).await;
+        // Decided meanwhile: what was decided is taken in below.
+        if let Some(outcome) = withdrawn.map_err(AgentError::Store)? {
+            settle(settings, run, &waiting, outcome);
         }
     }
     Ok(())
@@ -103,10 +206,10 @@ async fn apply(
     run: &mut Run,
     who: &Caller,
     decision: &CallDecision,
-) -> Result<(), AgentError> {
+) -> Result<Option<ToolOutcome>, AgentError> {
     let Some(waiting) = waiting_call(run, &decision.call_id).cloned() else {
         // Two decisions about one call: the first one counts.
-        return Ok(());
+        return Ok(None);
     };
     let registry = &settings.registry;
     let decided = match &decision.decision {
@@ -126,8 +229,8 @@ async fn apply(
             }
         },
     };
-    settle(settings, run, &waiting, outcome);
-    Ok(())
+    settle(settings, run, &waiting, outcome.clone());
+    Ok(Some(outcome))
 }
 
 /// Calls decided through other routes (the approval API) since the run stopped, and calls
@@ -197,10 +300,14 @@ fn settle(settings: &Settings, run: &mut Run, waiting: &PendingApproval, outcome
     }
 }
 
-/// The status lists the calls still waiting.
+/// The status lists the calls still waiting; with none left, the run waits for its owner.
 fn refresh_pending(mut run: Run) -> Run {
     let pending = driver::waiting_calls(&run.waiting);
-    run.status = RunStatus::NeedsApproval { pending };
+    run.status = if pending.is_empty() {
+        RunStatus::Decided
+    } else {
+        RunStatus::NeedsApproval { pending }
+    };
     run
 }
 

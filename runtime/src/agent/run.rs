@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::message::{Message, ToolResult};
 use super::model::ModelError;
+use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::usage::Usage;
@@ -62,11 +63,16 @@ pub enum RunStatus {
         /// Its answer.
         text: String,
     },
-    /// Calls wait for a person's decision; [`Agent::resume`](super::Agent::resume) goes on.
+    /// Calls wait for a person's decision ([`Agent::decide`](super::Agent::decide), or the
+    /// registry's approval routes); then its owner goes on with
+    /// [`Agent::resume`](super::Agent::resume).
     NeedsApproval {
         /// The waiting calls, in call order.
         pending: Vec<PendingApproval>,
     },
+    /// Every call that waited was decided by someone else; the run goes on when its owner
+    /// [resumes](super::Agent::resume) it, with the authority it has then.
+    Decided,
     /// The model was called [`max_turns`](super::AgentBuilder::max_turns) times for this
     /// message without giving an answer.
     MaxTurns {
@@ -107,6 +113,7 @@ impl RunStatus {
         match self {
             RunStatus::Finished { .. } => "finished",
             RunStatus::NeedsApproval { .. } => "needs_approval",
+            RunStatus::Decided => "decided",
             RunStatus::MaxTurns { .. } => "max_turns",
             RunStatus::ToolCallLimit { .. } => "tool_call_limit",
             RunStatus::TimeBudget { .. } => "time_budget",
@@ -114,6 +121,12 @@ impl RunStatus {
             RunStatus::ModelFailed { .. } => "model_failed",
             RunStatus::Stopped { .. } => "stopped",
         }
+    }
+
+    /// Whether the run waits on people: for decisions, or for its owner to go on after
+    /// them. Such a run takes no new message, and stores keep it longer.
+    pub(crate) fn waits(&self) -> bool {
+        matches!(self, RunStatus::NeedsApproval { .. } | RunStatus::Decided)
     }
 }
 
@@ -145,6 +158,20 @@ pub struct CallDecision {
     /// Approve or deny.
     #[serde(flatten)]
     pub decision: Decision,
+}
+
+/// What came of [`Agent::decide`](super::Agent::decide): the decided calls' outcomes, not
+/// the owner's conversation.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Decided {
+    /// The run.
+    pub run_id: RunId,
+    /// What came of each call decided here, in the order decided: the result of an approved
+    /// call that ran, or its refusal.
+    pub outcomes: Vec<ToolOutcome>,
+    /// Calls of the run still waiting for someone's decision.
+    pub still_waiting: usize,
 }
 
 /// Approve or deny.

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::run::{Run, RunId, RunStatus};
+use super::run::{Run, RunId};
 use crate::store_error::{StoreFuture, ready};
 use crate::sync::lock;
 
@@ -69,10 +69,7 @@ impl RunStore for MemoryRunStore {
         }
         runs.insert(run.id.clone(), run);
         while runs.len() > self.capacity {
-            let waits = |id: &RunId| {
-                runs.get(id)
-                    .is_some_and(|run| matches!(run.status, RunStatus::NeedsApproval { .. }))
-            };
+            let waits = |id: &RunId| runs.get(id).is_some_and(|run| run.status.waits());
             // The oldest run not waiting for a person; if all wait, the oldest.
             let position = order.iter().position(|id| !waits(id)).unwrap_or(0);
             if let Some(id) = order.remove(position) {

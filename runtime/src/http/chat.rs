@@ -10,10 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::agent::{Agent, AgentError, CallDecision, Run, RunId, RunOptions};
+use crate::agent::{Agent, AgentError, CallDecision, Decided, Run, RunId, RunOptions};
 use crate::http::Shared;
 use crate::http::errors::ApiError;
 use crate::http::extract::{Authenticated, JsonBody};
+use crate::http::outcome::OutcomeBody;
 
 /// Most bytes of one chat message.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -90,9 +91,10 @@ pub(crate) async fn show(
         .ok_or_else(|| agent_error(AgentError::RunNotFound))
 }
 
-/// `POST /chat/{run}/resume`: `{"decisions": [{"call_id", "decision": "approve" | "deny",
-/// "reason"}]}`; the run's owner may send none, to go on after approvers decided through
-/// the approval routes.
+/// `POST /chat/{run}/resume`: from an approver, `{"decisions": [{"call_id", "decision":
+/// "approve" | "deny", "reason"}]}`, answered with what came of them (never the owner's
+/// conversation); from the run's owner, nothing (or its own decisions), to go on once the
+/// calls are decided.
 pub(crate) async fn resume(
     State(shared): State<Arc<Shared>>,
     Authenticated(caller): Authenticated,
@@ -101,16 +103,35 @@ pub(crate) async fn resume(
 ) -> Result<Response, ApiError> {
     let shape = r#"{"decisions": [{"call_id": "...", "decision": "approve"}]}"#;
     let request: ResumeRequest = parse(&body, shape)?;
-    let run = agent(&shared)
-        .resume(&caller, &RunId::from(id), request.decisions)
+    let (agent, id) = (agent(&shared), RunId::from(id));
+    let owns = agent
+        .get(&caller, &id)
         .await
-        .map_err(agent_error)?;
-    if run.caller().id() != caller.id() {
-        // An approver learns what came of its decisions, not the owner's conversation.
-        let body = json!({"run_id": run.id(), "status": run.status().name()});
-        return Ok(Json(body).into_response());
+        .map_err(agent_error)?
+        .is_some();
+    if owns {
+        let run = agent.resume(&caller, &id, request.decisions).await;
+        return run.map(view).map_err(agent_error);
     }
-    Ok(view(run))
+    let decided = agent.decide(&caller, &id, request.decisions).await;
+    decided.map(decided_view).map_err(agent_error)
+}
+
+/// What an approver sees after deciding: the outcomes of the calls it decided.
+fn decided_view(decided: Decided) -> Response {
+    let status = if decided.still_waiting == 0 {
+        "decided"
+    } else {
+        "needs_approval"
+    };
+    let outcomes: Vec<OutcomeBody> = decided.outcomes.into_iter().map(Into::into).collect();
+    let body = json!({
+        "run_id": decided.run_id,
+        "status": status,
+        "still_waiting": decided.still_waiting,
+        "outcomes": outcomes,
+    });
+    Json(body).into_response()
 }
 
 /// What a client sees of a run: its status, answer, waiting calls, the calls made (secrets

@@ -17,7 +17,7 @@
 //! |---|---|
 //! | `POST /chat` | `{"message", "run_id"?}`: a run for the caller (or its next message in a run); answers the run as it stopped: `status` (`finished`, `needs_approval` with `pending` calls, a limit), `text`, `calls`, `usage` |
 //! | `GET /chat/{run}` | the caller's run |
-//! | `POST /chat/{run}/resume` | `{"decisions": [{"call_id", "decision": "approve" \| "deny", "reason"?}]}` from an approver; or `{}` from the run's owner after approvers decided through `/approvals/*` |
+//! | `POST /chat/{run}/resume` | `{"decisions": [{"call_id", "decision": "approve" \| "deny", "reason"?}]}` from an approver (answered with the decided calls' `outcomes` and `still_waiting`, never the conversation); or `{}` from the run's owner to go on once its calls are decided (here or through `/approvals/*`) |
 //!
 //! `POST` bodies must be `Content-Type: application/json` (else `415`): a browser sends
 //! plain-text and form bodies to other sites without asking, so accepting them would let any

@@ -429,6 +429,31 @@ impl Registry {
             .await
     }
 
+    /// Ends a call of `caller`'s that waits with a ticket, unrun, because `caller` (as it
+    /// presents now) may no longer see its tool: the outcome is the `unknown_tool` error
+    /// that caller gets for it, and no approver can decide it any more. `None` when no such
+    /// call waits (decided meanwhile, or not `caller`'s).
+    pub(crate) async fn withdraw(
+        &self,
+        ticket_id: &str,
+        caller: &Caller,
+    ) -> Result<Option<ToolOutcome>, StoreError> {
+        let pending = &self.inner.config.governance.pending;
+        let theirs = pending.get(ticket_id).await?;
+        if !theirs.is_some_and(|call| call.caller.id() == caller.id()) {
+            return Ok(None);
+        }
+        let Some(call) = pending.take(ticket_id).await? else {
+            return Ok(None);
+        };
+        let snapshot = self.inner.snapshot.load_full();
+        let resolution = Resolution::Withdraw;
+        let config = &self.inner.config;
+        Ok(Some(
+            resume(config, &snapshot, call, caller, resolution).await,
+        ))
+    }
+
     /// Every call's and agent run's [events](crate::events), from now on.
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::events::Event>> {
         self.inner.config.governance.events.subscribe()

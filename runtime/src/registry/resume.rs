@@ -10,6 +10,7 @@ use crate::arguments::ToolArguments;
 use crate::audit::{CallArguments, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
+use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
@@ -25,10 +26,14 @@ use crate::registry::snapshot::Snapshot;
 /// How long after its ticket expires a decided call's outcome is kept for its agent run.
 const KEEP_DECIDED_SECS: u64 = 24 * 60 * 60;
 
-/// What the approver decided.
+/// What was decided about a waiting call.
 pub(crate) enum Resolution<'a> {
     Approve,
-    Deny { reason: &'a str },
+    Deny {
+        reason: &'a str,
+    },
+    /// Its caller, presenting now with less authority, may no longer use the tool.
+    Withdraw,
 }
 
 /// Takes up `pending` as `approver` decided it, inside the application's wrappers if it
@@ -65,7 +70,7 @@ async fn resolve(
     config: &Config,
     snapshot: &Snapshot,
     pending: PendingCall,
-    approver: &Caller,
+    decider: &Caller,
     resolution: Resolution<'_>,
 ) -> ToolOutcome {
     let started = crate::time::now();
@@ -80,99 +85,114 @@ async fn resolve(
         ..
     } = pending;
     let mut trail = Trail {
-        approver: Some(approver.id().to_owned()),
         run_id,
         ..Trail::default()
     };
     let result = match resolution {
         Resolution::Approve => {
-            trail.decision = "approved";
-            let rank = config.roles.rank(caller.role());
-            async {
-                let entry = find(config, snapshot, (rank, &caller), &tool)?;
-                trail.seen(&entry.definition);
-                let arguments =
-                    read_arguments(config, entry, ToolArguments::Value(arguments), &mut trail)?;
-                let arguments = Checked::Value(arguments);
-                let running = Running {
-                    caller: &caller,
-                    call_id: &call_id,
-                    cancel: Cancel(None),
-                    // Nobody asked: the caller who made the call is not waiting on it.
-                    client: None,
-                };
-                let started = before_run(
-                    config,
-                    &caller,
-                    &call_id,
-                    &tool,
-                    (&arguments, entry),
-                    &trail,
-                )
-                .await;
-                let result = match started {
-                    Ok(()) => {
-                        let start = Start::Value(arguments.value(entry));
-                        perform(config, entry, &running, start).await
-                    }
-                    Err(error) => Err(error),
-                };
-                if config.governance.audits() {
-                    trail.keep(arguments, entry);
-                }
-                result
-            }
-            .await
+            trail.approver = Some(decider.id().to_owned());
+            let call = (&caller, call_id.as_str(), tool.as_str());
+            run_approved(config, snapshot, call, arguments, &mut trail).await
         }
         Resolution::Deny { reason } => {
+            trail.approver = Some(decider.id().to_owned());
             trail.decision = "approval_denied";
-            let secrets = snapshot
-                .any(&tool)
-                .map(|entry| entry.definition.secret_arguments.as_slice())
-                .unwrap_or_default();
-            trail.arguments = CallArguments::Value(redact(&arguments, secrets));
+            trail.arguments = redacted(snapshot, &tool, &arguments);
             Err(refused_by_a_person(reason))
+        }
+        Resolution::Withdraw => {
+            // The caller itself, as it presents now, no longer sees the tool.
+            trail.decision = "withdrawn";
+            trail.arguments = redacted(snapshot, &tool, &arguments);
+            let rank = config.roles.rank(decider.role());
+            let unseen = find(config, snapshot, (rank, decider), &tool).err();
+            Err(unseen.unwrap_or_else(|| no_longer_yours(&tool)))
         }
     };
     config.governance.events.publish(|| {
         let kind = EventKind::ApprovalDecided {
             call_id: call_id.clone(),
             tool: tool.clone(),
-            decided_by: approver.id().to_owned(),
+            decided_by: decider.id().to_owned(),
             decision: trail.decision.to_owned(),
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     let keep = trail.run_id.is_some();
-    let outcome = finish(
-        config,
-        &caller,
-        call_id.into(),
-        tool.into(),
-        result,
-        started,
-        &mut trail,
-    )
-    .written()
-    .await;
+    let (call_id, tool) = (call_id.into(), tool.into());
+    let outcome = finish(config, &caller, call_id, tool, result, started, &mut trail)
+        .written()
+        .await;
     if keep {
-        // An agent run goes on with this outcome, whoever decided and through which route.
-        let decided = DecidedCall {
-            call_id: outcome.call_id.to_string(),
-            tool: outcome.tool.to_string(),
-            result: outcome.result.clone(),
-            is_content: outcome.is_content,
-            keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
-        };
-        if let Err(error) = config
-            .governance
-            .pending
-            .put_decided(&ticket_id, decided)
-            .await
-        {
-            // The approver gets the outcome; the run will find its call still undecided.
-            tracing::error!(%error, %ticket_id, "what came of a decided call could not be kept for its agent run");
-        }
+        keep_for_its_run(config, &ticket_id, expires, &outcome).await;
     }
     outcome
+}
+
+/// An approved call runs as the caller who made it, checked again (the tool may have
+/// changed since).
+async fn run_approved<'s>(
+    config: &Config,
+    snapshot: &'s Snapshot,
+    (caller, call_id, tool): (&Caller, &str, &str),
+    arguments: Value,
+    trail: &mut Trail<'s>,
+) -> Result<Value, ToolError> {
+    trail.decision = "approved";
+    let rank = config.roles.rank(caller.role());
+    let entry = find(config, snapshot, (rank, caller), tool)?;
+    trail.seen(&entry.definition);
+    let arguments = read_arguments(config, entry, ToolArguments::Value(arguments), trail)?;
+    let arguments = Checked::Value(arguments);
+    let running = Running {
+        caller,
+        call_id,
+        cancel: Cancel(None),
+        // Nobody asked: the caller who made the call is not waiting on it.
+        client: None,
+    };
+    let started = before_run(config, caller, call_id, tool, (&arguments, entry), trail).await;
+    let result = match started {
+        Ok(()) => {
+            let start = Start::Value(arguments.value(entry));
+            perform(config, entry, &running, start).await
+        }
+        Err(error) => Err(error),
+    };
+    if config.governance.audits() {
+        trail.keep(arguments, entry);
+    }
+    result
+}
+
+fn redacted(snapshot: &Snapshot, tool: &str, arguments: &Value) -> CallArguments<'static> {
+    let secrets = snapshot
+        .any(tool)
+        .map(|entry| entry.definition.secret_arguments.as_slice())
+        .unwrap_or_default();
+    CallArguments::Value(redact(arguments, secrets))
+}
+
+fn no_longer_yours(tool: &str) -> ToolError {
+    let tool = crate::bounded::clip(tool, crate::bounded::MAX_QUOTED);
+    ToolError::new(
+        ErrorCode::UnknownTool,
+        format!("there is no tool named `{tool}`"),
+    )
+}
+
+/// An agent run goes on with this outcome, whoever decided and through which route.
+async fn keep_for_its_run(config: &Config, ticket_id: &str, expires: u64, outcome: &ToolOutcome) {
+    let decided = DecidedCall {
+        call_id: outcome.call_id.to_string(),
+        tool: outcome.tool.to_string(),
+        result: outcome.result.clone(),
+        is_content: outcome.is_content,
+        keep_until: expires.saturating_add(KEEP_DECIDED_SECS),
+    };
+    let kept = config.governance.pending.put_decided(ticket_id, decided);
+    if let Err(error) = kept.await {
+        // The approver gets the outcome; the run will find its call still undecided.
+        tracing::error!(%error, %ticket_id, "what came of a decided call could not be kept for its agent run");
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{Run, RunStatus};
+use crate::agent::Run;
 use crate::approval::PendingCall;
 use crate::audit::AuditRecord;
 use crate::caller::Caller;
@@ -69,7 +69,7 @@ pub(crate) fn pending_from_text(store: &str, text: &str) -> Result<PendingCall, 
 
 /// Whether a run waits for a person (such runs are kept longer).
 pub(crate) fn run_waits(run: &Run) -> bool {
-    matches!(run.status, RunStatus::NeedsApproval { .. })
+    run.status.waits()
 }
 
 pub(crate) fn to_text<T: Serialize>(value: &T) -> String {
