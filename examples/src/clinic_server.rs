@@ -36,9 +36,12 @@ struct Options {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,toolgate::audit=info".into());
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    // `RUST_LOG` chooses; dependencies that would log raw requests are held back.
+    let asked = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    let filter = toolgate::logging::keeping_secrets(&asked);
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .init();
     let options = Options::parse();
     let database = options.clinic_db;
     let existed = database.exists();

@@ -112,7 +112,8 @@ async fn export_records() -> String {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt().with_env_filter("warn").init();
+    let filter = toolgate::logging::keeping_secrets("warn");
+    tracing_subscriber::fmt().with_env_filter(filter).init();
     let registry = Registry::builder()
         .roles(["public", "customer", "staff", "admin"])
         .state(Clinic {

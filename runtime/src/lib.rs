@@ -59,7 +59,8 @@
 //!   an imported server's tools out.
 //! - **State**: [`State<T>`] is a tool's `#[ctx]` application state, not axum's extractor of
 //!   the same name; in a module that imports both, write `#[ctx] db: toolgate::State<Db>`.
-//! - **limits**: [`ArgumentLimits`] bound the size and depth of arguments;
+//! - **limits**: [`ArgumentLimits`] bound the size and depth of arguments, [`ResultLimits`]
+//!   the blocks and bytes of a content result;
 //!   [`rate_limits`] bound how often calls are made.
 //! - [`BuildError`] is also what [`Registry::register`] returns: a tool added at run time is
 //!   checked exactly like one at build time.
@@ -93,6 +94,7 @@ pub mod formats;
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod http;
 pub mod input;
+pub mod logging;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -101,6 +103,7 @@ pub mod policy;
 pub mod progress;
 pub mod rate_limits;
 mod registry;
+mod result_limits;
 mod roles;
 mod runtime_needs;
 mod schema;
@@ -133,6 +136,7 @@ pub use registry::{
     BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, DEFAULT_SUGGESTION_THRESHOLD,
     Registry, RegistryBuilder, ToolList,
 };
+pub use result_limits::ResultLimits;
 pub use roles::Roles;
 /// The string type of names and ids a call carries ([`ToolCall`], [`ToolOutcome`], [`Caller`]):
 /// up to 23 bytes kept inline, so short names cost no allocation and clone by copying.

@@ -128,6 +128,11 @@ impl RateLimits {
         self.per_caller = Some(limit);
     }
 
+    /// The tool names limits were set for.
+    pub(crate) fn limited_tools(&self) -> impl Iterator<Item = &str> {
+        self.per_tool.keys().map(String::as_str)
+    }
+
     pub(crate) fn set_per_tool(&mut self, tool: String, limit: RateLimit) {
         self.per_tool.insert(tool, limit);
     }

@@ -1,5 +1,6 @@
-//! When the audit store fails: after the call (the default), the answer still goes back;
-//! before the run (`AuditMode::BeforeRun`), the call does not run at all.
+//! When the audit store fails: with a store of the application's, by default the call is
+//! recorded before it runs, and does not run at all when it cannot be; only an application
+//! that chose `AuditMode::AfterCall` knowingly gets the answer of a call left unrecorded.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -58,14 +59,17 @@ impl AuditStore for FlakyAudit {
     }
 }
 
-fn registry(audit: &Arc<FlakyAudit>, mode: AuditMode) -> Registry {
-    Registry::builder()
+fn registry(audit: &Arc<FlakyAudit>, mode: Option<AuditMode>) -> Registry {
+    let builder = Registry::builder()
         .roles(["user"])
         .expect_tools(["send_letter"])
-        .audit_store(Arc::clone(audit))
-        .audit_mode(mode)
-        .build()
-        .unwrap()
+        .audit_store(Arc::clone(audit));
+    match mode {
+        Some(mode) => builder.audit_mode(mode),
+        None => builder,
+    }
+    .build()
+    .unwrap()
 }
 
 async fn send(registry: &Registry, to: &str) -> Result<serde_json::Value, ToolError> {
@@ -77,9 +81,9 @@ async fn send(registry: &Registry, to: &str) -> Result<serde_json::Value, ToolEr
 }
 
 #[tokio::test]
-async fn by_default_one_record_per_call_and_an_audit_outage_loses_no_answer() {
+async fn after_call_chosen_knowingly_one_record_per_call_and_an_outage_loses_no_answer() {
     let audit = Arc::new(FlakyAudit::default());
-    let registry = registry(&audit, AuditMode::default());
+    let registry = registry(&audit, Some(AuditMode::AfterCall));
     assert_eq!(
         send(&registry, "default-up").await.unwrap(),
         json!("sent to default-up")
@@ -95,7 +99,7 @@ async fn by_default_one_record_per_call_and_an_audit_outage_loses_no_answer() {
 #[tokio::test]
 async fn before_run_records_first_and_runs_nothing_unrecorded() {
     let audit = Arc::new(FlakyAudit::default());
-    let registry = registry(&audit, AuditMode::BeforeRun);
+    let registry = registry(&audit, Some(AuditMode::BeforeRun));
     assert!(send(&registry, "before-up").await.is_ok());
     assert_eq!(*audit.outcomes.lock().unwrap(), ["started", "ok"]);
 
@@ -104,4 +108,17 @@ async fn before_run_records_first_and_runs_nothing_unrecorded() {
     assert_eq!(error.code, ErrorCode::StoreUnavailable);
     assert!(error.message.contains("did not run"), "{}", error.message);
     assert_eq!(sent("before-down"), 0, "nothing ran unrecorded");
+}
+
+#[tokio::test]
+async fn with_a_store_of_its_own_a_registry_runs_nothing_unrecorded_by_default() {
+    let audit = Arc::new(FlakyAudit::default());
+    let registry = registry(&audit, None);
+    assert!(send(&registry, "unset-up").await.is_ok());
+    assert_eq!(*audit.outcomes.lock().unwrap(), ["started", "ok"]);
+
+    audit.down.store(true, Ordering::SeqCst);
+    let error = send(&registry, "unset-down").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::StoreUnavailable);
+    assert_eq!(sent("unset-down"), 0, "nothing ran unrecorded");
 }

@@ -156,3 +156,19 @@ async fn an_unreachable_server_is_a_clear_error() {
         .unwrap_err();
     assert!(matches!(bad, StoreError::BadAddress(_)), "{bad:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_each_call_is_recorded_before_it_runs() {
+    scenario(async |url| {
+        store_suite::by_default_each_call_is_recorded_before_it_runs(opener(&url)).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_id_no_store_can_keep_is_refused_and_recorded() {
+    scenario(async |url| {
+        store_suite::a_caller_id_no_store_can_keep_is_refused_and_recorded(opener(&url)).await;
+    })
+    .await;
+}

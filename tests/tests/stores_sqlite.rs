@@ -131,3 +131,15 @@ async fn addresses_name_their_store() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_each_call_is_recorded_before_it_runs() {
+    let (_folder, path) = file();
+    store_suite::by_default_each_call_is_recorded_before_it_runs(opener(&path)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_id_no_store_can_keep_is_refused_and_recorded() {
+    let (_folder, path) = file();
+    store_suite::a_caller_id_no_store_can_keep_is_refused_and_recorded(opener(&path)).await;
+}

@@ -491,7 +491,7 @@ fn everyone(_parts: &Parts) -> Result<Caller, AuthError> {
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter("warn")
+        .with_env_filter(toolgate::logging::keeping_secrets("warn"))
         .init();
     let address: SocketAddr = std::env::args()
         .nth(1)

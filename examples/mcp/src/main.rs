@@ -125,7 +125,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Logs go to stderr: over stdio, stdout belongs to the protocol.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter("warn")
+        .with_env_filter(toolgate::logging::keeping_secrets("warn"))
         .init();
     let options = Options::parse();
     let registry = registry(&options.sandbox, &options.tasks_db)?;

@@ -51,7 +51,7 @@ pub(crate) struct Settings {
     pub(crate) max_turns: u32,
     pub(crate) max_tool_calls: usize,
     pub(crate) time_budget: Option<Duration>,
-    pub(crate) max_result_bytes: usize,
+    pub(crate) result_limits: crate::ResultLimits,
     pub(crate) selector: Option<Box<dyn ToolSelector>>,
     pub(crate) store: Arc<dyn RunStore>,
     pub(crate) stages: Vec<Box<dyn ModelStage>>,
@@ -72,7 +72,11 @@ impl AgentBuilder {
                 max_turns: 10,
                 max_tool_calls: 50,
                 time_budget: None,
-                max_result_bytes: 32 * 1024,
+                result_limits: crate::ResultLimits {
+                    max_text_bytes: 32 * 1024,
+                    max_media_bytes: 4 * 1024 * 1024,
+                    max_blocks: 64,
+                },
                 selector: None,
                 store: Arc::new(MemoryRunStore::default()),
                 stages: Vec::new(),
@@ -110,9 +114,19 @@ impl AgentBuilder {
     }
 
     /// Largest tool result fed to the model, in bytes of its text (default 32 KiB): a longer
-    /// one is cut, with a marker saying how much was left out.
+    /// one is cut, with a marker saying how much was left out. For content results, the
+    /// text over all blocks (see [`result_limits`](Self::result_limits)).
     pub fn max_result_bytes(mut self, bytes: usize) -> Self {
-        self.settings.max_result_bytes = bytes;
+        self.settings.result_limits.max_text_bytes = bytes;
+        self
+    }
+
+    /// Bounds on a tool result fed to the model, whatever it holds (default: 32 KiB of text,
+    /// 4 MiB of media, 64 blocks). What does not fit is left out, with a note saying what;
+    /// the run's record keeps what the model read. The registry's own
+    /// [`result_limits`](crate::RegistryBuilder::result_limits) apply first.
+    pub fn result_limits(mut self, limits: crate::ResultLimits) -> Self {
+        self.settings.result_limits = limits;
         self
     }
 

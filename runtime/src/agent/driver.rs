@@ -18,6 +18,7 @@ use super::stage::{self, ModelTurn};
 use crate::audit::redact;
 use crate::bounded::clip;
 use crate::call::{ToolCall, ToolOutcome};
+use crate::content::Content;
 use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
@@ -311,14 +312,14 @@ pub(crate) fn record(
     arguments: Value,
     outcome: ToolOutcome,
 ) -> ToolResult {
-    let max = settings.max_result_bytes;
+    let limits = &settings.result_limits;
     let is_content = outcome.is_content;
     let result = ToolResult {
         call_id: outcome.call_id.to_string(),
         tool: outcome.tool.to_string(),
         result: outcome.result.map(|value| match is_content {
-            true => cut_text_blocks(value, max),
-            false => cut_to_size(value, max),
+            true => bound_blocks(value, limits),
+            false => cut_to_size(value, limits.max_text_bytes),
         }),
         is_content,
     };
@@ -349,17 +350,16 @@ fn cut_to_size(value: Value, max: usize) -> Value {
     Value::String(clip(&text, max).into_owned())
 }
 
-/// Content blocks with each text cut to `max` bytes; images, sound and files are kept whole
-/// (the provider bounds those).
-fn cut_text_blocks(mut value: Value, max: usize) -> Value {
-    for block in value.as_array_mut().into_iter().flatten() {
-        if let Some(Value::String(text)) = block.get_mut("text")
-            && text.len() > max
-        {
-            *text = clip(text, max).into_owned();
+/// Content blocks within the agent's bounds (the registry checked them already; a result
+/// that is not blocks after all is cut as text).
+fn bound_blocks(value: Value, limits: &crate::ResultLimits) -> Value {
+    match serde_json::from_value::<Vec<Content>>(value) {
+        Ok(blocks) => {
+            let blocks = crate::result_limits::bound(blocks, limits);
+            serde_json::to_value(blocks).unwrap_or(Value::Null)
         }
+        Err(error) => Value::String(format!("[the tool's content could not be read: {error}]")),
     }
-    value
 }
 
 /// The arguments as the model wrote them, secrets redacted, for records and approvers.

@@ -75,19 +75,20 @@ pub struct AuditRecord {
 }
 
 /// When a call's record is written to the [`AuditStore`], and what happens when it cannot
-/// be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// be. The registry's default
+/// ([`RegistryBuilder::audit_mode`](crate::RegistryBuilder::audit_mode)) is `BeforeRun`
+/// with an audit store of the application's, `AfterCall` with the in-memory history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
-    /// One record per call, written when the call ends and before its answer is returned, so
-    /// every answered call has its record. If the store fails at that point the answer still
-    /// goes back (the tool has run; hiding its result would make the model repeat it) and
-    /// the failure is logged at ERROR. The default: it costs one write per call, and an audit
-    /// database that is briefly down does not stop every tool.
-    #[default]
+    /// One record per call, written when the call ends and before its answer is returned.
+    /// **Loses** the record of a call whose tool ran while the store was failing: the answer
+    /// still goes back (hiding the result of a tool that ran would make the model repeat
+    /// it) and the failure is logged at ERROR. One write per call; an audit database that
+    /// is briefly down does not stop every tool. Choose it knowingly.
     AfterCall,
     /// Also a record *before* the tool runs (outcome `"started"`), after the call is
-    /// authorized: if it cannot be written, the call does not run (`store_unavailable`). Two
-    /// records per executed call; for applications that must never act unrecorded.
+    /// authorized: if it cannot be written, the call does not run (`store_unavailable`), so
+    /// every call that ran has at least its `started` record. Two writes per executed call.
     BeforeRun,
 }
 

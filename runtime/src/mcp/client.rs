@@ -279,10 +279,14 @@ async fn handshake(source: &Source) -> Result<RunningService<RoleClient, ()>, St
                 }
             }
             command.envs(env.iter().cloned());
-            // A server dropped with its connection is killed there and then: the shutdown
+            // A server dropped with its connection is killed there and then, with every
+            // process it started (`npx` starts `node`, `sh -c` its command): the shutdown
             // the transport starts in the background never finishes where the runtime
             // ends first, and a hung server would be left running.
-            command.kill_on_drop(true);
+            let mut command = process_wrap::tokio::CommandWrap::from(command);
+            command
+                .wrap(process_wrap::tokio::ProcessGroup::leader())
+                .wrap(process_wrap::tokio::KillOnDrop);
             let transport = TokioChildProcess::new(command)
                 .map_err(|error| format!("`{program}` could not be started: {error}"))?;
             ().serve(transport)

@@ -54,6 +54,7 @@ pub struct RegistryBuilder {
     linked_filter: Option<LinkedFilter>,
     default_timeout: Option<Duration>,
     limits: ArgumentLimits,
+    result_limits: crate::ResultLimits,
     max_concurrency: usize,
     batch_mode: BatchMode,
     reveal_hidden: bool,
@@ -69,7 +70,7 @@ pub struct RegistryBuilder {
     sinks: Vec<Arc<dyn AuditSink>>,
     history_capacity: usize,
     audit_store: Option<Arc<dyn AuditStore>>,
-    audit_mode: AuditMode,
+    audit_mode: Option<AuditMode>,
     grants: Arc<dyn GrantStore>,
     expected_tools: Vec<String>,
     expected_groups: Vec<String>,
@@ -93,6 +94,7 @@ impl Default for RegistryBuilder {
             linked_filter: None,
             default_timeout: Some(Duration::from_secs(60)),
             limits: ArgumentLimits::default(),
+            result_limits: crate::ResultLimits::default(),
             max_concurrency: 16,
             batch_mode: BatchMode::default(),
             reveal_hidden: false,
@@ -108,7 +110,7 @@ impl Default for RegistryBuilder {
             sinks: Vec::new(),
             history_capacity: 1000,
             audit_store: None,
-            audit_mode: AuditMode::default(),
+            audit_mode: None,
             grants: Arc::new(MemoryGrantStore::default()),
             expected_tools: Vec::new(),
             expected_groups: Vec::new(),
@@ -186,6 +188,14 @@ impl RegistryBuilder {
     /// Size and depth limits on arguments (default: 1 MiB, 64 levels).
     pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Bounds on a content result, whatever its blocks (default: 256 blocks, 1 MiB of text,
+    /// 16 MiB of media): what does not fit is left out, with a closing note saying what, in
+    /// what every front end sends (HTTP, MCP, an agent's model, the audit record).
+    pub fn result_limits(mut self, limits: crate::ResultLimits) -> Self {
+        self.result_limits = limits;
         self
     }
 
@@ -273,10 +283,14 @@ impl RegistryBuilder {
         self
     }
 
-    /// When a call's record is written to the audit store (default:
-    /// [`AuditMode::AfterCall`]; see there for why).
+    /// When a call's record is written to the audit store. The default depends on the
+    /// store: with an [`audit_store`](Self::audit_store) of the application's (one that can
+    /// fail), [`AuditMode::BeforeRun`], so no call runs unrecorded; with the in-memory
+    /// history (which cannot fail), [`AuditMode::AfterCall`]. Choosing `AfterCall` with a
+    /// store of one's own accepts losing the record of a call that ran while the store was
+    /// down (see there).
     pub fn audit_mode(mut self, mode: AuditMode) -> Self {
-        self.audit_mode = mode;
+        self.audit_mode = Some(mode);
         self
     }
 
@@ -441,6 +455,11 @@ impl RegistryBuilder {
         if !missing.is_empty() {
             return Err(BuildError::new(missing));
         }
+        let limits = config.governance.limits.limited_tools();
+        for tool in limits.filter(|tool| snapshot.any(tool).is_none()) {
+            // It may be registered later (tool files, imports): a warning, not a problem.
+            tracing::warn!(%tool, "a rate limit names no tool the registry has now; it limits nothing until a tool of that name (or spelled so by a provider) is registered");
+        }
         if snapshot.entries().is_empty() {
             tracing::warn!(
                 "the tool registry is empty: no #[tool] function was linked and no tool was added. \
@@ -489,6 +508,11 @@ impl RegistryBuilder {
             (None, capacity) if capacity > 0 => Some(Arc::new(MemoryAuditStore::new(capacity))),
             _ => None,
         };
+        // A store of the application's can fail: by default nothing runs unrecorded.
+        let audit_mode = self.audit_mode.unwrap_or(match self.audit_store {
+            Some(_) => AuditMode::BeforeRun,
+            None => AuditMode::AfterCall,
+        });
         let audit = self.audit_store.or_else(|| {
             history
                 .clone()
@@ -499,6 +523,7 @@ impl RegistryBuilder {
             states: Arc::new(self.states),
             default_timeout: self.default_timeout,
             limits: self.limits,
+            result_limits: self.result_limits,
             max_concurrency: self.max_concurrency,
             batch_mode: self.batch_mode,
             reveal_hidden: self.reveal_hidden,
@@ -519,7 +544,7 @@ impl RegistryBuilder {
                 sinks: self.sinks,
                 audit,
                 history,
-                audit_mode: self.audit_mode,
+                audit_mode,
                 grants: self.grants,
                 events: EventBus::default(),
                 stages: self.stages,

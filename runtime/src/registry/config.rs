@@ -25,6 +25,7 @@ pub(crate) struct Config {
     pub(crate) states: Arc<StateMap>,
     pub(crate) default_timeout: Option<Duration>,
     pub(crate) limits: ArgumentLimits,
+    pub(crate) result_limits: crate::ResultLimits,
     pub(crate) max_concurrency: usize,
     pub(crate) batch_mode: BatchMode,
     pub(crate) reveal_hidden: bool,
@@ -88,7 +89,11 @@ impl Governance {
     }
 
     /// The rank of `caller` if it holds the approver role (at or above it), else `None`.
+    /// A caller whose id no store could keep decides nothing.
     pub(crate) fn approver_rank_of(&self, config: &Config, caller: &Caller) -> Option<usize> {
+        if !caller.id_is_storable() {
+            return None;
+        }
         let rank = config.roles.rank(caller.role())?;
         (rank >= self.approver_rank?).then_some(rank)
     }

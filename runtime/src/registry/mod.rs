@@ -139,8 +139,8 @@ impl Registry {
     #[inline]
     fn rank(&self, caller: &Caller) -> Option<usize> {
         let rank = self.inner.config.roles.rank(caller.role());
-        if rank.is_none() {
-            warn_unknown_role(caller);
+        if rank.is_none() || !caller.id_is_storable() {
+            return refused_caller(caller);
         }
         rank
     }
@@ -588,14 +588,16 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-/// Says that `caller`'s role is one the registry does not know (apart from the lookup every
-/// call makes).
+/// A caller of a role the registry does not know, or whose id no store could keep: it sees
+/// no tools and runs none (kept apart from the lookup every call makes).
 #[cold]
 #[inline(never)]
-fn warn_unknown_role(caller: &Caller) {
-    tracing::warn!(
-        caller = caller.id(),
-        role = caller.role(),
-        "caller has a role the registry does not know; it sees no tools"
-    );
+fn refused_caller(caller: &Caller) -> Option<usize> {
+    let id = caller.recorded_id();
+    if caller.id_is_storable() {
+        tracing::warn!(caller = %id, role = caller.role(), "caller has a role the registry does not know; it sees no tools");
+    } else {
+        tracing::warn!(caller = %id, "caller id holds a control character (NUL, a line break, ...), which no store can keep as it is; it is refused every tool");
+    }
+    None
 }

@@ -149,7 +149,7 @@ pub(crate) type RanInPlace = Result<ProducedResult, Box<dyn Any + Send>>;
 #[inline(never)]
 fn ran_otherwise(config: &Config, entry: &Entry, who: Who<'_>, finished: Ran) -> ToolResult {
     let result = match finished {
-        Ok(Ok(value)) => checked_content(&entry.definition, value),
+        Ok(Ok(value)) => checked_content(&entry.definition, value, &config.result_limits),
         Ok(Err(error)) => Err(error),
         Err(payload) => Err(panicked(&entry.definition.name, payload)),
     };
@@ -207,11 +207,15 @@ fn timer(limit: Duration) -> Result<tokio::time::Sleep, ToolError> {
 
 /// A content result as a checked list of blocks (a single block becomes a list of one);
 /// any other result as it is.
-fn checked_content(definition: &crate::ToolDefinition, value: Value) -> ToolResult {
+fn checked_content(
+    definition: &crate::ToolDefinition,
+    value: Value,
+    limits: &crate::ResultLimits,
+) -> ToolResult {
     if !definition.returns_content {
         return Ok(value);
     }
-    let blocks = crate::content::blocks_of(&value)?;
+    let blocks = crate::result_limits::bound(crate::content::blocks_of(&value)?, limits);
     serde_json::to_value(blocks).map_err(|error| ToolError::execution(error.to_string()))
 }
 

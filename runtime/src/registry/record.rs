@@ -267,7 +267,7 @@ pub(crate) async fn before_run(
     };
     let record = AuditRecord {
         time_ms: crate::time::now_millis(),
-        caller: caller.id().to_owned(),
+        caller: caller.recorded_id().to_string(),
         role: caller.role().to_owned(),
         tool: tool.to_owned(),
         call_id: call_id.to_owned(),
@@ -419,8 +419,9 @@ pub(crate) fn audit<'a>(
             .sinks
             .iter()
             .any(|sink| wants(sink.as_ref(), tool));
+        let caller_id = caller.recorded_id();
         let names = Names {
-            caller: caller.id_text(),
+            caller: &*caller_id,
             role: caller.role_text(),
             tool,
             call_id,

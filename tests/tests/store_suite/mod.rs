@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolgate::approval::{ApprovalAnswer, ApprovalRequest, TicketError};
-use toolgate::audit::ChainBreak;
+use toolgate::audit::{AuditMode, ChainBreak};
 use toolgate::prelude::*;
 use toolgate::rate_limits::RateLimit;
 use toolgate::store::{StoreError, Stores};
@@ -51,11 +51,13 @@ fn ping(note: String) -> String {
     note
 }
 
+/// The chain's scenarios count one record per call: the mode that writes one.
 fn builder(stores: &Stores) -> toolgate::RegistryBuilder {
     Registry::builder()
         .roles(["user", "admin"])
         .expect_tools(["wipe", "ping"])
         .stores(stores)
+        .audit_mode(AuditMode::AfterCall)
         .approval_key(KEY)
 }
 
@@ -331,4 +333,58 @@ pub async fn a_newer_schema_is_refused(
         "{error:?}"
     );
     assert!(error.to_string().contains("schema version 99"), "{error}");
+}
+
+/// By default a database's audit keeps a record of each call before it runs, and one when
+/// it ends.
+pub async fn by_default_each_call_is_recorded_before_it_runs(open: Open) {
+    let registry = Registry::builder()
+        .roles(["user", "admin"])
+        .expect_tools(["wipe", "ping"])
+        .stores(&open().await)
+        .build()
+        .unwrap();
+    let call = ToolCall::new("d1", "ping", json!({"note": "first"}));
+    let caller = Caller::new("dora", "user");
+    assert!(registry.call(&caller, call).await.result.is_ok());
+    let history = registry.history("dora", 10).await.unwrap();
+    let outcomes: Vec<&str> = history
+        .iter()
+        .map(|record| record.outcome.as_str())
+        .collect();
+    assert_eq!(outcomes, ["ok", "started"], "newest first");
+}
+
+/// A caller id no store can keep as it is (NUL, a line break, other control characters) is
+/// refused everything, the same way on every store, and its refusal is recorded with the
+/// id escaped; it cannot decide waiting calls either.
+pub async fn a_caller_id_no_store_can_keep_is_refused_and_recorded(open: Open) {
+    let registry = instance(&open).await;
+    for (id, escaped) in [
+        ("ada\0", "ada\\0"),
+        ("eve\nforged line", "eve\\nforged line"),
+        ("\u{7}bell", "\\u{7}bell"),
+    ] {
+        let caller = Caller::new(id, "user");
+        assert!(registry.visible_to(&caller).is_empty());
+        let call = ToolCall::new("n1", "wipe", json!({"target": id}));
+        let error = registry.call(&caller, call).await.result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::UnknownTool, "{error:?}");
+        assert_eq!(wiped(id), 0);
+        let history = registry.history(escaped, 10).await.unwrap();
+        assert_eq!(history.len(), 1, "the refusal of {id:?} is recorded");
+        assert_eq!(history[0].caller, escaped);
+    }
+    let ticket = ticket_for(&registry, "nul-approver").await;
+    let approver = Caller::new("root\0", "admin");
+    assert!(registry.approve(&ticket, &approver).await.is_err());
+    assert!(
+        registry
+            .pending_approvals(&approver)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(wiped("nul-approver"), 0);
+    assert!(registry.verify_audit().await.unwrap().is_ok());
 }

@@ -113,6 +113,12 @@ impl Config {
         };
         let mut registered_files = file_tools.register(&registry);
         let file_problems = std::mem::take(&mut registered_files.problems);
+        let every_tool_is_in = !options.skip_mcp
+            && !options.skip_tool_files
+            && imports.iter().all(|import| import.outcome.is_ok());
+        if every_tool_is_in {
+            self.check_limited_tools(&registry)?;
+        }
         Ok(Built {
             registry,
             callers,

@@ -88,6 +88,29 @@ impl Config {
         Ok(builder)
     }
 
+    /// Every tool named in `[rate_limits.tools]` is a tool (by its name or the spelling a
+    /// provider uses): a limit on no tool would limit nothing. Checked once every tool is
+    /// registered (with an import down, its tools cannot be told from mistakes).
+    pub(super) fn check_limited_tools(&self, registry: &Registry) -> Result<(), Problem> {
+        let top = self
+            .file
+            .roles
+            .get_ref()
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        let everyone = toolgate::Caller::new("toolgate-config", top);
+        for (tool, rate) in &self.file.rate_limits.tools {
+            if registry.definition(&everyone, tool).is_none() {
+                return Err(self.problem_at(
+                    rate.span(),
+                    format!("`[rate_limits.tools]` names `{tool}`, which is no tool, so its limit would limit nothing; write a tool's name as `toolgate tools list` shows it"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// `sqlite:PATH` relative to the config's folder; other addresses as written.
     fn state_address(&self, address: &str) -> String {
         match address.strip_prefix("sqlite:") {

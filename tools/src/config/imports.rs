@@ -1,57 +1,44 @@
 //! Importing the tools of the config's MCP servers.
 
 use toolgate::Registry;
-use toolgate::mcp::McpImport;
+use toolgate::mcp::{ImportedServer, McpImport};
 
 use super::Config;
 use super::build::ImportStatus;
 use super::keys::McpKey;
 
 impl Config {
-    /// Connects each MCP server and registers its tools; a server that cannot be reached
-    /// is reported, and the rest is served.
+    /// Connects every MCP server at once (each within its connect deadline) and registers
+    /// their tools in the config's order; a server that cannot be reached is reported, and
+    /// the rest is served.
     pub(super) async fn import_mcp(&self, registry: &Registry) -> Vec<ImportStatus> {
-        let mut statuses = Vec::new();
-        for server in &self.file.mcp {
+        let connecting = self.file.mcp.iter().map(|server| async move {
             let (import, address) = match self.import_of(server) {
                 Ok(found) => found,
-                Err(why) => {
-                    statuses.push(ImportStatus {
-                        name: server.name.clone(),
-                        address: String::new(),
-                        outcome: Err(why),
-                    });
-                    continue;
-                }
+                Err(why) => return (server, String::new(), Err(why)),
             };
-            let outcome = match import.connect().await {
-                Ok(connected) => {
-                    let tools = connected.tools();
-                    let count = tools.len();
-                    let refused: Vec<String> = tools
-                        .into_iter()
-                        .filter_map(|tool| {
-                            registry.register(tool).err().map(|error| error.to_string())
-                        })
-                        .collect();
-                    if refused.is_empty() {
-                        Ok(count)
-                    } else {
-                        Err(refused.join("; "))
-                    }
-                }
-                Err(error) => Err(error.to_string()),
-            };
-            if let Err(error) = &outcome {
-                tracing::warn!(server = %server.name, %error, "an MCP server's tools were not imported");
-            }
-            statuses.push(ImportStatus {
-                name: server.name.clone(),
+            tracing::info!(server = %server.name, %address, "connecting to an MCP server");
+            (
+                server,
                 address,
-                outcome,
-            });
-        }
-        statuses
+                import.connect().await.map_err(|error| error.to_string()),
+            )
+        });
+        let connected = futures::future::join_all(connecting).await;
+        connected
+            .into_iter()
+            .map(|(server, address, connected)| {
+                let outcome = connected.and_then(|connected| register_all(registry, connected));
+                if let Err(error) = &outcome {
+                    tracing::warn!(server = %server.name, %error, "an MCP server's tools were not imported");
+                }
+                ImportStatus {
+                    name: server.name.clone(),
+                    address,
+                    outcome,
+                }
+            })
+            .collect()
     }
 
     fn import_of(&self, server: &McpKey) -> Result<(McpImport, String), String> {
@@ -94,6 +81,24 @@ impl Config {
         if let Some(timeout) = server.call_timeout {
             import.0 = import.0.call_timeout(timeout);
         }
+        if let Some(timeout) = server.connect_timeout {
+            import.0 = import.0.connect_timeout(timeout);
+        }
         Ok(import)
+    }
+}
+
+/// Registers a connected server's tools: how many, or why some were refused.
+fn register_all(registry: &Registry, connected: ImportedServer) -> Result<usize, String> {
+    let tools = connected.tools();
+    let count = tools.len();
+    let refused: Vec<String> = tools
+        .into_iter()
+        .filter_map(|tool| registry.register(tool).err().map(|error| error.to_string()))
+        .collect();
+    if refused.is_empty() {
+        Ok(count)
+    } else {
+        Err(refused.join("; "))
     }
 }

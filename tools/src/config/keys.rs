@@ -305,4 +305,8 @@ pub struct McpKey {
     /// Time limit of one remote call.
     #[serde(default, deserialize_with = "optional_duration")]
     pub call_timeout: Option<Duration>,
+    /// How long connecting (and the first tool list) may take before the server is given
+    /// up on (default 30 s).
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub connect_timeout: Option<Duration>,
 }

@@ -77,19 +77,7 @@ impl FileTools {
 /// Reads the folders again; unregisters the file tools that are gone or changed, registers
 /// the new and changed ones.
 fn reload(settings: &FileTools, registry: &Registry, state: &mut Registered) {
-    let mut problems = Vec::new();
-    let mut fresh: BTreeMap<String, FileTool> = BTreeMap::new();
-    for file in tool_files(&settings.folders) {
-        match load_file(&file, settings) {
-            Ok(tool) => match fresh.get(&tool.definition().name) {
-                Some(first) => problems.push(taken(&tool, &first.definition())),
-                None => {
-                    fresh.insert(tool.definition().name, tool);
-                }
-            },
-            Err(problem) => problems.push(problem),
-        }
-    }
+    let (fresh, mut problems) = read_again(settings, state);
     let unchanged =
         |name: &String, tool: &FileTool| fresh.get(name).is_some_and(|new| same(new, tool));
     let before = std::mem::take(&mut state.tools);
@@ -117,6 +105,47 @@ fn reload(settings: &FileTools, registry: &Registry, state: &mut Registered) {
         tracing::warn!(%problem, "a tool file was not loaded");
     }
     state.problems = problems;
+}
+
+/// Every tool file, read again, by name. A name defined by two files goes to the file that
+/// holds it now (a dropped-in file never takes over a working tool); between two new ones,
+/// to the first in folder order. The other file is a problem naming both.
+fn read_again(
+    settings: &FileTools,
+    state: &Registered,
+) -> (BTreeMap<String, FileTool>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut fresh: BTreeMap<String, FileTool> = BTreeMap::new();
+    for file in tool_files(&settings.folders) {
+        let tool = match load_file(&file, settings) {
+            Ok(tool) => tool,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let name = tool.definition().name;
+        let holds_it = |tool: &FileTool| {
+            state
+                .tools
+                .get(&name)
+                .is_some_and(|held| held.file() == tool.file())
+        };
+        match fresh.remove(&name) {
+            None => {
+                fresh.insert(name, tool);
+            }
+            Some(first) if holds_it(&tool) && !holds_it(&first) => {
+                problems.push(taken(&first, &tool.definition()));
+                fresh.insert(name, tool);
+            }
+            Some(first) => {
+                problems.push(taken(&tool, &first.definition()));
+                fresh.insert(name, first);
+            }
+        }
+    }
+    (fresh, problems)
 }
 
 /// Whether two readings of a tool are the same tool: same file, same text. (A script a

@@ -1,6 +1,6 @@
 //! Bad config files: one line naming the file, the line and what is wrong; exit code 2.
 
-use crate::support::Project;
+use crate::support::{BASE, Project};
 
 #[track_caller]
 fn refused(config: &str, line: usize, expected: &str) {
@@ -74,6 +74,11 @@ fn mistakes_name_their_line() {
         5,
         "`fetch` is not a tool of this family",
     );
+    refused(
+        &format!("{roles}\n[rate_limits.tools]\nread_fil = \"5/min\"\n"),
+        4,
+        "`[rate_limits.tools]` names `read_fil`, which is no tool",
+    );
     refused("roles = []\n", 1, "names at least one role");
     refused("roles = [\"a\"\n", 1, "");
 }
@@ -118,4 +123,17 @@ fn two_callers_sharing_a_token_is_a_mistake_naming_both() {
         .env("ANN_TOKEN", "ann-secret")
         .env("BOB_TOKEN", "bob-secret");
     project.run_with(&mut command, "").expect(0);
+}
+
+#[test]
+fn a_limit_counts_a_tool_under_every_spelling() {
+    // A file tool named with a dot; the limit is written as a provider spells it.
+    let project = Project::new(&format!(
+        "user_tools = false\n{BASE}\n[rate_limits.tools]\nops_ping = \"1/min\"\n"
+    ));
+    project.write(
+        ".toolgate/tools/ping.md",
+        "---\nname: ops.ping\ndescription: Ping.\npermission: public\ncommand: {program: echo, args: [\"pong\"]}\n---\n",
+    );
+    project.run(&["tools", "list"], "").expect(0);
 }

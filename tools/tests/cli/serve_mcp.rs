@@ -206,3 +206,41 @@ fn mcp_status_reports_each_imported_server() {
     let called = importing.run(&["call", "mcp_mine_hello"], "").expect(0);
     assert_eq!(called.stdout().trim(), "hello");
 }
+
+#[test]
+fn a_mute_server_is_given_up_on_and_every_command_says_so_and_serves_the_rest() {
+    let served = project();
+    let config = served.path().join("toolgate.toml");
+    let importing = Project::new(&format!(
+        "roles = [\"public\", \"staff\"]\nuser_tools = false\n\n[[mcp]]\nname = \"mute\"\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 600\"]\npermission = \"staff\"\nconnect_timeout = \"1s\"\n\n[[mcp]]\nname = \"mine\"\ncommand = {binary:?}\nargs = [\"--config\", {config:?}, \"serve\", \"mcp\", \"--stdio\", \"--as\", \"ada\"]\npermission = \"staff\"\n",
+        binary = env!("CARGO_BIN_EXE_toolgate"),
+        config = config.display().to_string(),
+    ));
+    let started = Instant::now();
+    let listed = importing
+        .run(&["tools", "list", "--role", "staff"], "")
+        .expect(0);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        listed.stdout().contains("mcp_mine_hello"),
+        "{}",
+        listed.stdout()
+    );
+    let said = listed.stderr();
+    assert!(
+        said.contains("MCP server not imported") && said.contains("`mute`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("did not answer within 1.0 s") && said.contains("connect_timeout"),
+        "names the deadline and how to change it: {said}"
+    );
+
+    let called = importing.run(&["call", "mcp_mine_hello"], "").expect(0);
+    assert_eq!(called.stdout().trim(), "hello");
+    assert!(called.stderr().contains("`mute`"), "{}", called.stderr());
+}

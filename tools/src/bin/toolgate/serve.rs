@@ -124,10 +124,11 @@ async fn listen(addr: SocketAddr, app: axum::Router, path: &str) -> Result<(), F
         .map_err(|error| Failure::failed(format!("serving failed: {error}")))
 }
 
-/// Logs on stderr (stdout may be the MCP channel), `RUST_LOG` to choose.
+/// Logs on stderr (stdout may be the MCP channel), `RUST_LOG` to choose; dependencies that
+/// would log raw requests (secrets included) are held back whatever it says.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolgate_tools=info"));
+    let asked = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,toolgate_tools=info".into());
+    let filter = tracing_subscriber::EnvFilter::new(toolgate::logging::keeping_secrets(&asked));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

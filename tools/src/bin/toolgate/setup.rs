@@ -1,6 +1,7 @@
 //! Reading the config and choosing who a command acts as.
 
 use anstream::{eprintln, println};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -15,9 +16,33 @@ use crate::output;
 /// reported on stderr (the others are served).
 pub async fn load(path: &Path, options: BuildOptions) -> Result<(Config, Built), Failure> {
     let config = read(path)?;
+    let servers: Vec<&str> = config
+        .file
+        .mcp
+        .iter()
+        .map(|server| server.name.as_str())
+        .collect();
+    if !options.skip_mcp && !servers.is_empty() && std::io::stderr().is_terminal() {
+        // Connecting may take up to the deadline: say what is being waited for.
+        eprintln!(
+            "connecting to the MCP server{} {} (each gives up after its connect_timeout, 30 s by default)...",
+            if servers.len() == 1 { "" } else { "s" },
+            servers.join(", ")
+        );
+    }
     let built = config.build_with(options).await?;
     for problem in &built.file_problems {
         eprintln!("{} {problem}", output::warn("skipped tool file:"));
+    }
+    for import in &built.imports {
+        if let Err(error) = &import.outcome {
+            eprintln!(
+                "{} `{}` ({}): {error}; its tools are missing, the rest is served (`toolgate mcp status` shows every server)",
+                output::warn("MCP server not imported:"),
+                import.name,
+                import.address,
+            );
+        }
     }
     Ok((config, built))
 }
