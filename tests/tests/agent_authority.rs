@@ -184,12 +184,14 @@ async fn to_a_stranger_a_run_answers_exactly_as_a_missing_one() {
     let customer = Caller::new("cust-5", "customer");
     let run = agent.run(&customer, "pay").await.unwrap();
     let missing = RunId::from("0123456789abcdef0123456789abcdef");
+    // An id no store can look up (PostgreSQL refuses NUL) is a missing run too.
+    let unstorable = RunId::from(format!("{}\0", run.id()));
     let strangers = [
         Caller::new("cust-6", "customer"),
         Caller::new("visitor", "public"),
     ];
     for stranger in &strangers {
-        for id in [run.id(), &missing] {
+        for id in [run.id(), &missing, &unstorable] {
             for decisions in [
                 vec![CallDecision::approve("pay")],
                 vec![CallDecision::approve("no-such-call")],

@@ -671,14 +671,31 @@ async fn a_tool_limit_counts_every_spelling_of_the_tools_name() {
             .rate_limit_tool(configured, RateLimit::new(2, Duration::from_secs(3600)))
             .build()
             .unwrap();
+        let mut events = registry.events();
         let mut codes = Vec::new();
         for name in ["ops.ping", "ops_ping", "ops_ping", "ops.ping"] {
-            codes.push(code(&call(&registry, name, json!({})).await));
+            let outcome = call(&registry, name, json!({})).await;
+            // The caller gets its own spelling back; everything else names the tool.
+            assert_eq!(outcome.tool, name);
+            codes.push(code(&outcome));
         }
         assert_eq!(
             codes,
             ["ok", "ok", "rate_limited", "rate_limited"],
             "limit set as {configured}"
         );
+        let history = registry.history(user().id(), 10).await.unwrap();
+        assert_eq!(history.len(), 4);
+        assert!(
+            history.iter().all(|record| record.tool == "ops.ping"),
+            "{history:?}"
+        );
+        let mut finished = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let toolgate::events::EventKind::CallFinished { tool, .. } = &event.kind {
+                finished.push(tool.clone());
+            }
+        }
+        assert_eq!(finished, ["ops.ping"; 4]);
     }
 }

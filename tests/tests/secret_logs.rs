@@ -145,8 +145,7 @@ async fn over_mcp_http() -> String {
         .get("mcp-session-id")
         .map(|value| value.to_str().unwrap().to_owned());
     let _ = opened.text().await;
-    let answer = post(call, session).await.unwrap().text().await.unwrap();
-    answer
+    post(call, session).await.unwrap().text().await.unwrap()
 }
 
 async fn over_an_agent() -> String {

@@ -265,6 +265,9 @@ impl Agent {
 
     /// A run of `caller`'s, as it stands.
     pub async fn get(&self, caller: &Caller, id: &RunId) -> Result<Option<Run>, AgentError> {
+        if !id.storable() {
+            return Ok(None);
+        }
         let run = self.inner.store.get(id).await.map_err(AgentError::Store)?;
         Ok(run.filter(|run| run.caller.id() == caller.id()))
     }

@@ -62,6 +62,9 @@ pub(crate) async fn decide(
     id: &RunId,
     decisions: Vec<CallDecision>,
 ) -> Result<Decided, AgentError> {
+    if !id.storable() {
+        return Err(AgentError::RunNotFound);
+    }
     let run = settings.store.take(id).await.map_err(AgentError::Store)?;
     let mut run = run.ok_or(AgentError::RunNotFound)?;
     if let Err(error) = check_decider(settings, &run, who, &decisions) {
@@ -103,6 +106,9 @@ pub(crate) async fn take_own(
     caller: &Caller,
     id: &RunId,
 ) -> Result<Run, AgentError> {
+    if !id.storable() {
+        return Err(AgentError::RunNotFound);
+    }
     let run = settings.store.take(id).await.map_err(AgentError::Store)?;
     let mut run = run.ok_or(AgentError::RunNotFound)?;
     if run.caller.id() != caller.id() {

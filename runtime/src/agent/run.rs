@@ -27,6 +27,12 @@ impl RunId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether every store can look the id up: an id with a control character (NUL, which
+    /// PostgreSQL cannot take) names no run anywhere.
+    pub(crate) fn storable(&self) -> bool {
+        !self.0.chars().any(char::is_control)
+    }
 }
 
 impl Default for RunId {

@@ -182,7 +182,7 @@ where
                 arguments: &arguments,
                 started,
             };
-            run_decided(run, id, name, ready, decision, trail).await
+            run_decided(run, id, ready, decision, trail).await
         };
         if run.config.governance.audits() {
             trail.keep(arguments, entry);
@@ -204,7 +204,6 @@ pub(crate) struct Ready<'e, 'c> {
 pub(crate) async fn run_decided(
     run: &Run<'_>,
     id: &str,
-    name: &str,
     ready: Ready<'_, '_>,
     decision: (Verdict, Result<Authorized, ToolError>),
     trail: &mut Trail<'_>,
@@ -220,7 +219,7 @@ pub(crate) async fn run_decided(
     };
     if run.config.governance.records_before_run() {
         let record = (arguments, entry.as_ref());
-        let recording = before_run(run.config, run.caller, id, name, record, trail);
+        let recording = before_run(run.config, run.caller, id, record, trail);
         Box::pin(recording).await?;
     }
     let start = start_with(entry, arguments, edited.as_ref(), started);
@@ -293,7 +292,7 @@ pub(crate) fn found<'s>(
         ));
     }
     let entry = find(run.config, snapshot, (run.rank, run.caller), name)?;
-    trail.seen(&entry.definition);
+    trail.seen(&entry.definition, name);
     Ok(entry)
 }
 

@@ -440,7 +440,7 @@ impl Registry {
     ) -> Result<Option<ToolOutcome>, StoreError> {
         let pending = &self.inner.config.governance.pending;
         let theirs = pending.get(ticket_id).await?;
-        if !theirs.is_some_and(|call| call.caller.id() == caller.id()) {
+        if theirs.is_none_or(|call| call.caller.id() != caller.id()) {
             return Ok(None);
         }
         let Some(call) = pending.take(ticket_id).await? else {

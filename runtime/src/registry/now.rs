@@ -393,7 +393,7 @@ impl Rest {
         };
         // The trail borrows the entry from here on (a record kept as text reads it back).
         let mut trail: Trail<'_> = trail;
-        let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, &name, waits, &mut trail));
+        let waiting = AssertUnwindSafe(wait_for(&run, &entry, &id, waits, &mut trail));
         let decided: Decided = waiting.catch_unwind().await;
         conclude(
             run.config, run.caller, id, name, decided, started, &mut trail,
@@ -409,7 +409,6 @@ async fn wait_for<'e>(
     run: &Run<'_>,
     entry: &'e Arc<Entry>,
     id: &str,
-    name: &str,
     waits: Waits,
     trail: &mut Trail<'e>,
 ) -> ToolResult {
@@ -429,7 +428,7 @@ async fn wait_for<'e>(
                 arguments: &arguments,
                 started,
             };
-            let result = run_decided(run, id, name, ready, decision, trail).await;
+            let result = run_decided(run, id, ready, decision, trail).await;
             (arguments, result)
         }
         Waits::Tool {

@@ -45,6 +45,9 @@ pub(crate) struct Trail<'r> {
     pub(crate) content: bool,
     /// Whether the call named a tool the caller sees.
     pub(crate) found: bool,
+    /// The tool's own name, when the call spelled it otherwise (as a provider does): what
+    /// the record and the events name, so one tool is one name there.
+    pub(crate) renamed: Option<SmolStr>,
     /// What the application's stages did to the call, if anything.
     pub(crate) stages: Option<Box<str>>,
 }
@@ -60,6 +63,7 @@ impl Default for Trail<'_> {
             ui: None,
             content: false,
             found: false,
+            renamed: None,
             stages: None,
         }
     }
@@ -87,16 +91,20 @@ impl<'r> Trail<'r> {
             ui: self.ui,
             content: self.content,
             found: self.found,
+            renamed: self.renamed,
             stages: self.stages,
         }
     }
 
     /// Takes in what the outcome says about the tool, once the caller is known to see it
     /// (a hidden tool's outcome stays identical to an unknown one's).
-    pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition) {
+    pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition, called: &str) {
         self.ui.clone_from(&definition.ui);
         self.content = definition.returns_content;
         self.found = true;
+        if definition.name != called {
+            self.renamed = Some(SmolStr::from(definition.name.as_str()));
+        }
     }
 
     /// Takes in what authorization decided.
@@ -253,7 +261,6 @@ pub(crate) async fn before_run(
     config: &Config,
     caller: &Caller,
     call_id: &str,
-    tool: &str,
     (arguments, entry): (&Checked, &Entry),
     trail: &Trail<'_>,
 ) -> Result<(), ToolError> {
@@ -269,7 +276,8 @@ pub(crate) async fn before_run(
         time_ms: crate::time::now_millis(),
         caller: caller.recorded_id().to_string(),
         role: caller.role().to_owned(),
-        tool: tool.to_owned(),
+        // The tool's own name, however the call spelled it.
+        tool: entry.definition.name.clone(),
         call_id: call_id.to_owned(),
         arguments: trail.arguments_of(arguments, entry),
         decision: trail.decision_text().into_owned(),
@@ -389,6 +397,8 @@ pub(crate) fn audit<'a>(
     let ended = crate::time::now();
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
+    let renamed = trail.renamed.take();
+    let tool = renamed.as_ref().unwrap_or(tool);
     governance.events.publish(|| {
         let kind = EventKind::CallFinished {
             call_id: call_id.to_string(),
@@ -421,7 +431,7 @@ pub(crate) fn audit<'a>(
             .any(|sink| wants(sink.as_ref(), tool));
         let caller_id = caller.recorded_id();
         let names = Names {
-            caller: &*caller_id,
+            caller: &caller_id,
             role: caller.role_text(),
             tool,
             call_id,

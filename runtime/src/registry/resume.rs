@@ -141,7 +141,7 @@ async fn run_approved<'s>(
     trail.decision = "approved";
     let rank = config.roles.rank(caller.role());
     let entry = find(config, snapshot, (rank, caller), tool)?;
-    trail.seen(&entry.definition);
+    trail.seen(&entry.definition, tool);
     let arguments = read_arguments(config, entry, ToolArguments::Value(arguments), trail)?;
     let arguments = Checked::Value(arguments);
     let running = Running {
@@ -151,7 +151,7 @@ async fn run_approved<'s>(
         // Nobody asked: the caller who made the call is not waiting on it.
         client: None,
     };
-    let started = before_run(config, caller, call_id, tool, (&arguments, entry), trail).await;
+    let started = before_run(config, caller, call_id, (&arguments, entry), trail).await;
     let result = match started {
         Ok(()) => {
             let start = Start::Value(arguments.value(entry));
