@@ -72,11 +72,18 @@ impl Caller {
         self.storable
     }
 
+    /// The caller's id as it is kept (to share, not copy, where a record keeps it).
+    #[inline(always)]
+    pub(crate) fn id_text(&self) -> &SmolStr {
+        &self.id
+    }
+
     /// The id as records keep it: as it is, or escaped when it holds control characters.
-    pub(crate) fn recorded_id(&self) -> std::borrow::Cow<'_, SmolStr> {
+    #[cold]
+    pub(crate) fn recorded_id(&self) -> SmolStr {
         match self.storable {
-            true => std::borrow::Cow::Borrowed(&self.id),
-            false => std::borrow::Cow::Owned(self.id.escape_debug().to_string().into()),
+            true => self.id.clone(),
+            false => self.id.escape_debug().to_string().into(),
         }
     }
 

@@ -8,9 +8,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use toolgate::policy::{Decision, Policy, PolicyRequest};
 
-/// Runs `work` with a `tracing` subscriber that writes into a string, and returns what
-/// `work` returned with everything it logged.
+/// Runs `work` with a `tracing` subscriber that writes into a string (events at INFO and
+/// above), and returns what `work` returned with everything it logged.
 pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
+    capture_filtered("info", work)
+}
+
+/// [`capture_logs`] of the events `filter` (`EnvFilter` directives, e.g. `"trace"`) lets
+/// through.
+pub fn capture_filtered<T>(filter: &str, work: impl FnOnce() -> T) -> (T, String) {
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
     impl Write for Captured {
@@ -28,6 +34,7 @@ pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .finish();
@@ -35,6 +42,18 @@ pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
     let log = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(PoisonError::into_inner))
         .into_owned();
     (result, log)
+}
+
+/// [`capture_filtered`] of a future, run on a fresh single-threaded runtime (so that the
+/// tasks it spawns log on this thread too).
+pub fn capture_async<T>(filter: &str, work: impl Future<Output = T>) -> (T, String) {
+    capture_filtered(filter, || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(work)
+    })
 }
 
 /// Connects an MCP client to toolgate's MCP server over an in-memory pipe, both on `rmcp`.

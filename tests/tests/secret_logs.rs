@@ -5,8 +5,6 @@
 
 mod agent;
 
-use std::sync::{Arc, Mutex};
-
 use agent::server::{ModelServer, Reply};
 use axum::body::Body;
 use axum::http::{Request, header};
@@ -17,6 +15,7 @@ use toolgate::agent::models::OpenAiChat;
 use toolgate::http::{AuthError, HttpOptions, router};
 use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
+use toolgate_tests::capture_async;
 use tower::ServiceExt;
 
 const SECRET: &str = "c0rrect-h0rse-B4ttery";
@@ -51,39 +50,6 @@ fn arguments() -> serde_json::Map<String, Value> {
         unreachable!()
     };
     map
-}
-
-/// Runs `work` on a fresh single-threaded runtime (its tasks log on this thread) with
-/// every event that `filter` lets through captured.
-fn logged<T>(filter: &str, work: impl Future<Output = T>) -> (T, String) {
-    let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = Arc::clone(&captured);
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(move || Writer(Arc::clone(&writer)))
-        .with_ansi(false)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(work)
-    });
-    let log = String::from_utf8_lossy(&captured.lock().unwrap()).into_owned();
-    (result, log)
-}
-
-struct Writer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Writer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 async fn over_the_library() -> String {
@@ -170,7 +136,7 @@ async fn over_an_agent() -> String {
 #[test]
 fn at_trace_no_front_end_logs_a_secret() {
     let filter = toolgate::logging::keeping_secrets("trace");
-    let (answers, log) = logged(&filter, async {
+    let (answers, log) = capture_async(&filter, async {
         vec![
             ("library", over_the_library().await),
             ("HTTP", over_http().await),
@@ -200,7 +166,7 @@ fn at_trace_no_front_end_logs_a_secret() {
 
 #[test]
 fn without_the_filter_rmcp_logs_the_request_in_clear() {
-    let (_, log) = logged("trace", over_mcp_in_memory());
+    let (_, log) = capture_async("trace", over_mcp_in_memory());
     assert!(
         log.contains(SECRET),
         "rmcp no longer logs requests: QUIET_DEPENDENCIES may be relaxed"

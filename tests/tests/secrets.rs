@@ -14,6 +14,7 @@ use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
 use toolgate::audit::{JsonlFileSink, TracingSink};
 use toolgate::http::{AuthError, HttpOptions, router};
 use toolgate::prelude::*;
+use toolgate_tests::capture_async;
 use tower::ServiceExt;
 
 const SECRET: &str = "hunter2-Sup3rSecret";
@@ -106,43 +107,11 @@ fn registry(dir: &TempDir) -> Registry {
         .unwrap()
 }
 
-/// Runs `work` on a fresh runtime with every `tracing` event at every level captured.
-fn with_all_logs<T>(work: impl std::future::Future<Output = T>) -> (T, String) {
-    let captured = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = Arc::clone(&captured);
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || Writer(Arc::clone(&writer)))
-        .with_ansi(false)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(work)
-    });
-    let log = String::from_utf8_lossy(&captured.lock().unwrap()).into_owned();
-    (result, log)
-}
-
-struct Writer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Writer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn no_call_path_of_the_registry_reveals_a_secret() {
     let dir = TempDir::new().unwrap();
     let registry = registry(&dir);
-    let (seen, log) = with_all_logs(async {
+    let (seen, log) = capture_async("trace", async {
         let mut seen = Vec::new();
         for call in attempts() {
             let outcome = registry.call(&user(), call.clone()).await;

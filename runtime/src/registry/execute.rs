@@ -292,7 +292,7 @@ pub(crate) fn found<'s>(
         ));
     }
     let entry = find(run.config, snapshot, (run.rank, run.caller), name)?;
-    trail.seen(&entry.definition, name);
+    trail.seen(entry, name);
     Ok(entry)
 }
 

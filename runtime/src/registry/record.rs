@@ -98,11 +98,13 @@ impl<'r> Trail<'r> {
 
     /// Takes in what the outcome says about the tool, once the caller is known to see it
     /// (a hidden tool's outcome stays identical to an unknown one's).
-    pub(crate) fn seen(&mut self, definition: &crate::ToolDefinition, called: &str) {
+    #[inline(always)]
+    pub(crate) fn seen(&mut self, entry: &Entry, called: &str) {
+        let definition = &entry.definition;
         self.ui.clone_from(&definition.ui);
         self.content = definition.returns_content;
         self.found = true;
-        if definition.name != called {
+        if entry.aliased && definition.name != called {
             self.renamed = Some(SmolStr::from(definition.name.as_str()));
         }
     }
@@ -146,11 +148,6 @@ impl<'r> Trail<'r> {
         if !self.edited {
             self.arguments = arguments.into_kept(entry);
         }
-    }
-
-    /// The arguments as recorded, taken for the call's record.
-    fn take_arguments(&mut self) -> CallArguments<'r> {
-        std::mem::take(&mut self.arguments)
     }
 
     /// What the record says the arguments are, before they are kept.
@@ -397,8 +394,9 @@ pub(crate) fn audit<'a>(
     let ended = crate::time::now();
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
-    let renamed = trail.renamed.take();
-    let tool = renamed.as_ref().unwrap_or(tool);
+    // The tool's own name, where the call spelled it otherwise.
+    // The tool's own name, where the call spelled it otherwise.
+    let tool = trail.renamed.as_ref().unwrap_or(tool);
     governance.events.publish(|| {
         let kind = EventKind::CallFinished {
             call_id: call_id.to_string(),
@@ -429,17 +427,28 @@ pub(crate) fn audit<'a>(
             .sinks
             .iter()
             .any(|sink| wants(sink.as_ref(), tool));
-        let caller_id = caller.recorded_id();
+        // Only a caller refused for its id has it escaped (its refusals are recorded too).
+        let escaped;
+        let caller_id = if caller.id_is_storable() {
+            caller.id_text()
+        } else {
+            escaped = caller.recorded_id();
+            &escaped
+        };
         let names = Names {
-            caller: &caller_id,
+            caller: caller_id,
             role: caller.role_text(),
             tool,
             call_id,
         };
         match &governance.history {
-            Some(history) if !sinks_want => history.keep(facts, names, trail.take_arguments()),
+            // The field, not `take_arguments`: `tool` may still borrow the trail's name.
+            Some(history) if !sinks_want => {
+                history.keep(facts, names, std::mem::take(&mut trail.arguments))
+            }
             _ => {
-                let record = facts.into_record(names, trail.take_arguments().into_value());
+                let arguments = std::mem::take(&mut trail.arguments);
+                let record = facts.into_record(names, arguments.into_value());
                 writing = Some(Box::pin(write(governance, record)) as _);
             }
         }

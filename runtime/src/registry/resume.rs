@@ -84,10 +84,7 @@ async fn resolve(
         run_id,
         ..
     } = pending;
-    let mut trail = Trail {
-        run_id,
-        ..Trail::default()
-    };
+    let mut trail = Trail::of(run_id.as_deref());
     let result = match resolution {
         Resolution::Approve => {
             trail.approver = Some(decider.id().to_owned());
@@ -141,7 +138,7 @@ async fn run_approved<'s>(
     trail.decision = "approved";
     let rank = config.roles.rank(caller.role());
     let entry = find(config, snapshot, (rank, caller), tool)?;
-    trail.seen(&entry.definition, tool);
+    trail.seen(entry, tool);
     let arguments = read_arguments(config, entry, ToolArguments::Value(arguments), trail)?;
     let arguments = Checked::Value(arguments);
     let running = Running {

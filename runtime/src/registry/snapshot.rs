@@ -92,6 +92,9 @@ pub(crate) struct Entry {
     /// How to read arguments straight into the parameter types, where that is proven to
     /// accept only what the schema accepts.
     pub(crate) exact: Option<ExactRead>,
+    /// Whether providers spell the name otherwise (`files/read` as `files_read`): only
+    /// then may a call name the tool by another name than its own.
+    pub(crate) aliased: bool,
 }
 
 impl Entry {
@@ -296,6 +299,7 @@ fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProb
         (true, Some(rank), Ok(validator)) => Ok(Entry {
             strips_nulls: nulls::has_optional_non_nullable(&definition.input_schema),
             exact: exact_read(&handler, &definition),
+            aliased: matches!(provider_tool_name(&definition.name), Cow::Owned(_)),
             definition: Arc::new(definition),
             rank,
             handler,

@@ -244,3 +244,34 @@ fn a_mute_server_is_given_up_on_and_every_command_says_so_and_serves_the_rest() 
     assert_eq!(called.stdout().trim(), "hello");
     assert!(called.stderr().contains("`mute`"), "{}", called.stderr());
 }
+
+#[test]
+fn at_trace_the_command_logs_no_secret() {
+    const SECRET: &str = "c0rrect-h0rse-B4ttery";
+    let project = project();
+    project.write(
+        ".toolgate/tools/unlock.md",
+        "---\nname: unlock\ndescription: Unlock a door.\npermission: public\nsecret: [code]\nparameters: {door: string, code: string}\ncommand: {program: echo, args: [\"opened\"]}\n---\n",
+    );
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "unlock", "arguments": {"door": "front", "code": SECRET}}}),
+    ]
+    .map(|message| message.to_string() + "\n")
+    .concat();
+    let mut serve = project.command();
+    serve
+        .args(["serve", "mcp", "--stdio"])
+        .env("RUST_LOG", "trace");
+    let ran = project.run_with(&mut serve, &messages);
+    let (answers, log) = (ran.stdout(), ran.stderr());
+    assert!(
+        answers.contains("opened"),
+        "the call ran: {answers} {log:.2000}"
+    );
+    assert!(log.contains("TRACE"), "the log was at TRACE: {log:.2000}");
+    for (place, text) in [("the answers", &answers), ("the log", &log)] {
+        assert!(!text.contains(SECRET), "the secret is in {place}");
+    }
+}
