@@ -534,6 +534,7 @@ impl RegistryBuilder {
             ),
             suggestion_threshold: self.suggestion_threshold,
             governance: Governance {
+                waiting_steps: Box::default(),
                 policy: self.policy,
                 approver: self.approver,
                 approver_rank,
@@ -549,6 +550,14 @@ impl RegistryBuilder {
                 events: EventBus::default(),
                 stages: self.stages,
             },
+        })
+        .map(|mut config: Config| {
+            config.governance.waiting_steps = config.governance.steps_that_wait();
+            if !config.governance.waiting_steps.is_empty() {
+                let steps = config.governance.waiting_steps.join(", ");
+                tracing::debug!(%steps, "calls are begun in full: these steps may wait before a tool runs");
+            }
+            config
         })
     }
 }

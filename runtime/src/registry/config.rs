@@ -69,9 +69,26 @@ pub(crate) struct Governance {
     pub(crate) events: EventBus,
     /// The application's own stages.
     pub(crate) stages: Stages,
+    /// The steps of a call's path that may wait before its tool runs, by name, worked out
+    /// once at build from the steps themselves ([`steps_that_wait`](Self::steps_that_wait)):
+    /// a call is begun on its first poll only when there are none.
+    pub(crate) waiting_steps: Box<[&'static str]>,
 }
 
 impl Governance {
+    /// Asks each step of the path whether it may wait before the tool runs: a rate limit
+    /// (its store may be a database), the record written before the run, a wrapper of the
+    /// application's around the call.
+    pub(crate) fn steps_that_wait(&self) -> Box<[&'static str]> {
+        let steps = [
+            ("rate limits", !self.limits.is_empty()),
+            ("the record before the run", self.records_before_run()),
+            ("the application's call wrappers", self.stages.wrap_calls()),
+        ];
+        let waiting = steps.into_iter().filter(|(_, waits)| *waits);
+        waiting.map(|(step, _)| step).collect()
+    }
+
     /// Whether records are kept anywhere (if not, none is built).
     pub(crate) fn audits(&self) -> bool {
         !self.sinks.is_empty() || self.audit.is_some()

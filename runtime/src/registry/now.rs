@@ -157,11 +157,9 @@ pub(crate) fn immediate(run: &Run<'_>) -> bool {
 /// Whether nothing on the path of calls in `config` (dry runs, if `dry_run`) waits before
 /// the tool runs.
 pub(crate) fn immediate_in(config: &Config, dry_run: bool) -> bool {
-    let governance = &config.governance;
+    // Which steps may wait was asked of the steps at build; a span is asked for now.
     !dry_run
-        && governance.limits.is_empty()
-        && !governance.records_before_run()
-        && !governance.stages.wrap_calls()
+        && config.governance.waiting_steps.is_empty()
         && !tracing::enabled!(tracing::Level::DEBUG)
 }
 
