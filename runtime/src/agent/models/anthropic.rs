@@ -91,14 +91,13 @@ impl Anthropic {
         let headers = headers(&pairs)?;
         let body = self.body(&request);
         let request_parts = (url.as_str(), &headers, &body);
-        if self.stream {
-            let read_stream = |events| read_stream(events, request.on_delta);
-            let endpoint = &self.endpoint;
-            return endpoint
-                .post_streaming(request_parts, read_stream, read_message)
-                .await;
-        }
-        self.endpoint.post(request_parts, read_message).await
+        let read_stream = self
+            .stream
+            .then_some(|events| read_stream(events, request.on_delta));
+        let endpoint = &self.endpoint;
+        endpoint
+            .exchange(request_parts, read_stream, read_message)
+            .await
     }
 }
 

@@ -62,17 +62,22 @@ impl Endpoint {
         read(&answer)
     }
 
-    /// Posts `request` asking for a stream of events, read with `read_stream` as they come
-    /// (or with `read_whole`, where the server answers whole).
-    pub(crate) async fn post_streaming<F>(
+    /// Posts `request` and reads the answer: given `read_stream`, asking for a stream of
+    /// events read as they come (a server may still answer whole); else, or then, whole
+    /// with `read_whole`.
+    pub(crate) async fn exchange<F>(
         &self,
-        (url, headers, body): Request<'_>,
-        read_stream: impl FnOnce(Events) -> F,
+        request: Request<'_>,
+        read_stream: Option<impl FnOnce(Events) -> F>,
         read_whole: impl FnOnce(&Value) -> Result<ModelReply, ModelError>,
     ) -> Result<ModelReply, ModelError>
     where
         F: Future<Output = Result<ModelReply, ModelError>>,
     {
+        let Some(read_stream) = read_stream else {
+            return self.post(request, read_whole).await;
+        };
+        let (url, headers, body) = request;
         match self.transport.post_events(url, headers, body).await? {
             Answer::Stream(events) => read_stream(Box::pin(events)).await,
             Answer::Whole(answer) => read_whole(&answer),
