@@ -16,17 +16,19 @@
 //! # let _ = registry;
 //! ```
 //!
-//! | module | tools | state |
+//! Each family is a feature of its own, with its dependencies behind it; `files` is the
+//! default, `config` (and `cli`) turn on every family.
+//!
+//! | module (feature) | tools | state |
 //! |---|---|---|
-//! | [`files`] | `read_file`, `write_file`, `list_directory`, `search_files`, `create_directory`, `delete_directory`, `move_path` | [`files::Sandbox`] |
-//! | [`web`] | `fetch_webpage` | [`web::WebConfig`] |
-//! | [`system`] | `get_device_info` | none |
-//! | [`programs`] | `run_command` | [`programs::CommandConfig`] |
-//! | [`tasks`] | `create_task`, `list_tasks`, `complete_task` | [`tasks::TaskStore`] |
-//! | [`web`] | `web_search` | [`web::WebSearchConfig`] |
-//! | [`apps`] | `open_app`, `close_app` | [`apps::AppsConfig`] |
-//! | [`services`] | `check_service_health`, `restart_service` | [`services::ServicesConfig`] |
-//! | [`skills`] | `create_skill` | [`skills::SkillsConfig`] and [`files::Sandbox`] |
+//! | `files` | `read_file`, `write_file`, `list_directory`, `search_files`, `create_directory`, `delete_directory`, `move_path` | `files::Sandbox` |
+//! | `web` | `fetch_webpage`, `web_search` | `web::WebConfig`, `web::WebSearchConfig` |
+//! | `system` | `get_device_info` | none |
+//! | `programs` (with `files`) | `run_command` | `programs::CommandConfig` |
+//! | `tasks` | `create_task`, `list_tasks`, `complete_task` | `tasks::TaskStore` |
+//! | `apps` (with `programs`) | `open_app`, `close_app` | `apps::AppsConfig` |
+//! | `services` (with `programs`) | `check_service_health`, `restart_service` | `services::ServicesConfig` |
+//! | `skills` (with `files`) | `create_skill` | `skills::SkillsConfig` and `files::Sandbox` |
 
 #[cfg(feature = "config")]
 mod duration;
@@ -34,16 +36,25 @@ mod duration;
 mod problem;
 #[cfg(feature = "config")]
 pub use problem::Problem;
+#[cfg(feature = "apps")]
 pub mod apps;
 #[cfg(feature = "config")]
 pub mod config;
 #[cfg(feature = "config")]
 pub mod file_tools;
+#[cfg(feature = "files")]
 pub mod files;
+#[cfg(feature = "programs")]
 pub mod programs;
+#[cfg(feature = "files")]
 mod quote;
+#[cfg(feature = "services")]
 pub mod services;
+#[cfg(feature = "skills")]
 pub mod skills;
+#[cfg(feature = "system")]
 pub mod system;
+#[cfg(feature = "tasks")]
 pub mod tasks;
+#[cfg(feature = "web")]
 pub mod web;

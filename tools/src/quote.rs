@@ -14,6 +14,7 @@ pub(crate) fn beginning(text: &str) -> String {
 
 /// The last `max_bytes` of `text` (trimmed), cut on a character: where a program's output
 /// says what went wrong.
+#[cfg(any(feature = "services", feature = "config"))]
 pub(crate) fn ending(text: &str, max_bytes: usize) -> &str {
     let text = text.trim();
     let mut start = text.len().saturating_sub(max_bytes);
@@ -35,6 +36,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(feature = "services", feature = "config"))]
     fn the_ending_is_cut_on_a_character() {
         assert_eq!(ending("  abc\n", 10), "abc");
         assert_eq!(ending("aé", 1), "");

@@ -40,6 +40,8 @@ impl Default for FileLimits {
 /// One allowed folder.
 pub(crate) struct Root {
     pub(crate) name: String,
+    /// Its real path (what programs are confined to).
+    #[cfg_attr(not(feature = "programs"), allow(dead_code))]
     pub(crate) path: PathBuf,
     pub(crate) dir: Dir,
 }
@@ -129,11 +131,13 @@ impl Sandbox {
     }
 
     /// The roots' folders (what a confined program may write).
+    #[cfg(feature = "programs")]
     pub(crate) fn root_paths(&self) -> Vec<PathBuf> {
         self.roots.iter().map(|root| root.path.clone()).collect()
     }
 
     /// The text checks every sandbox path passes (for paths given to programs).
+    #[cfg(feature = "programs")]
     pub(crate) fn check_path_text(&self, path: &str) -> Result<(), ToolError> {
         check_text(path).map(drop)
     }
@@ -172,6 +176,7 @@ impl Sandbox {
 
     /// A folder inside the sandbox for a program's working directory: opened (so it stays
     /// the folder that was checked, whatever is renamed or swapped later) and its real path.
+    #[cfg(feature = "programs")]
     pub(crate) fn directory(&self, path: &str) -> Result<(Dir, PathBuf), ToolError> {
         let (root, relative) = self.resolve(path)?;
         let shown = self.display(root, &relative);
