@@ -1,4 +1,14 @@
 //! Durations in files: a number of seconds, or a text such as `"500ms"`, `"10s"`, `"2m"`.
+//!
+//! ```
+//! #[derive(serde::Deserialize)]
+//! struct Settings {
+//!     #[serde(deserialize_with = "toolgate_tools::duration::deserialize")]
+//!     timeout: std::time::Duration,
+//! }
+//! let settings: Settings = serde_json::from_str(r#"{"timeout": "10s"}"#).unwrap();
+//! assert_eq!(settings.timeout, std::time::Duration::from_secs(10));
+//! ```
 
 use std::time::Duration;
 
@@ -12,9 +22,7 @@ enum Written {
 }
 
 /// Reads a duration from a number of seconds or a text with units (`humantime`'s forms).
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Duration, D::Error> {
+pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
     match Written::deserialize(deserializer)? {
         Written::Seconds(seconds) if seconds.is_finite() && seconds > 0.0 => {
             Ok(Duration::from_secs_f64(seconds))
@@ -33,7 +41,7 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
 }
 
 /// [`deserialize`] for an optional key (used with `#[serde(default)]`).
-pub(crate) fn deserialize_optional<'de, D: Deserializer<'de>>(
+pub fn deserialize_optional<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Duration>, D::Error> {
     deserialize(deserializer).map(Some)

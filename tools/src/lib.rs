@@ -17,7 +17,9 @@
 //! ```
 //!
 //! Each family is a feature of its own, with its dependencies behind it; `files` is the
-//! default, `config` (and `cli`) turn on every family.
+//! default, `all` turns on every family. Tools defined in files (`file_tools`, feature
+//! `file-tools`) live here too, so that an application can load them from Rust; the
+//! `toolgate` command and its `toolgate.toml` are the crate `toolgate-cli`.
 //!
 //! | module (feature) | tools | state |
 //! |---|---|---|
@@ -30,17 +32,15 @@
 //! | `services` (with `programs`) | `check_service_health`, `restart_service` | `services::ServicesConfig` |
 //! | `skills` (with `files`) | `create_skill` | `skills::SkillsConfig` and `files::Sandbox` |
 
-#[cfg(feature = "config")]
-mod duration;
-#[cfg(feature = "config")]
+#[cfg(feature = "file-tools")]
+pub mod duration;
+#[cfg(feature = "file-tools")]
 mod problem;
-#[cfg(feature = "config")]
+#[cfg(feature = "file-tools")]
 pub use problem::Problem;
 #[cfg(feature = "apps")]
 pub mod apps;
-#[cfg(feature = "config")]
-pub mod config;
-#[cfg(feature = "config")]
+#[cfg(feature = "file-tools")]
 pub mod file_tools;
 #[cfg(feature = "files")]
 pub mod files;

@@ -14,7 +14,7 @@ pub(crate) fn beginning(text: &str) -> String {
 
 /// The last `max_bytes` of `text` (trimmed), cut on a character: where a program's output
 /// says what went wrong.
-#[cfg(any(feature = "services", feature = "config"))]
+#[cfg(any(feature = "services", feature = "file-tools"))]
 pub(crate) fn ending(text: &str, max_bytes: usize) -> &str {
     let text = text.trim();
     let mut start = text.len().saturating_sub(max_bytes);
@@ -36,7 +36,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(any(feature = "services", feature = "config"))]
+    #[cfg(any(feature = "services", feature = "file-tools"))]
     fn the_ending_is_cut_on_a_character() {
         assert_eq!(ending("  abc\n", 10), "abc");
         assert_eq!(ending("aé", 1), "");

@@ -7,12 +7,12 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::config::BuildOptions;
 use anstream::{eprintln, println};
 use clap::Args;
 use toolgate::Caller;
 use toolgate::agent::{Agent, Run, RunOptions, RunStatus};
 use toolgate::approval::Approver;
-use toolgate_tools::config::BuildOptions;
 
 use crate::approve::TerminalApprover;
 use crate::failure::Failure;

@@ -47,8 +47,8 @@ impl Config {
                 let mut import =
                     McpImport::command(&server.name, command, server.args.iter().cloned());
                 for (key, value) in &server.env {
-                    let value =
-                        crate::file_tools::interpolate_env(value).map_err(|error| error.message)?;
+                    let value = toolgate_tools::file_tools::interpolate_env(value)
+                        .map_err(|error| error.message)?;
                     import = import.env(key, value);
                 }
                 (

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::config::BuildOptions;
 use anstream::println;
 use clap::{Args, ValueEnum};
-use toolgate_tools::config::BuildOptions;
 use toolgate_tools::file_tools::{FileTools, load_file, register_file_tool, tool_files};
 
 use crate::failure::Failure;

@@ -9,10 +9,10 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use toolgate::audit::verify_log;
 
+use crate::config::BuildOptions;
 use crate::failure::Failure;
 use crate::output;
 use crate::setup;
-use toolgate_tools::config::BuildOptions;
 
 #[derive(Subcommand)]
 pub enum AuditCommand {

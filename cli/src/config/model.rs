@@ -6,7 +6,7 @@ use toolgate::agent::{Agent, Model};
 
 use super::Config;
 use super::keys::ModelKey;
-use crate::problem::Problem;
+use toolgate_tools::Problem;
 
 /// The wire formats `api` may name.
 const APIS: &str = "\"openai-chat\", \"openai-responses\", \"anthropic\", \"gemini\"";

@@ -18,13 +18,6 @@ pub struct CallerEntry {
     token: Option<String>,
 }
 
-impl CallerEntry {
-    /// Whether a token was found for it.
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-}
-
 /// Every configured caller, by name; authenticates requests by their bearer token.
 #[derive(Debug, Clone, Default)]
 pub struct Callers {

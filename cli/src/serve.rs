@@ -7,10 +7,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::config::{BuildOptions, Built};
 use clap::{Args, Subcommand};
 use toolgate::http::HttpOptions;
 use toolgate::mcp::McpHttpOptions;
-use toolgate_tools::config::{BuildOptions, Built};
 use toolgate_tools::file_tools::Watching;
 
 use crate::failure::Failure;

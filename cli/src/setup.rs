@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::config::{BuildOptions, Built, Config};
 use clap::Args;
 use toolgate::Caller;
-use toolgate_tools::config::{BuildOptions, Built, Config};
 
 use crate::failure::Failure;
 use crate::output;

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::config::BuildOptions;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use toolgate::{Caller, ToolDefinition};
-use toolgate_tools::config::BuildOptions;
 
 use crate::authoring;
 use crate::failure::Failure;

@@ -7,6 +7,7 @@ mod audit;
 mod authoring;
 mod call;
 mod chat;
+mod config;
 mod failure;
 mod output;
 mod serve;

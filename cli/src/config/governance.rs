@@ -8,7 +8,7 @@ use toolgate::{ArgumentLimits, Registry, RegistryBuilder};
 use super::Config;
 use super::keys::PolicyKey;
 use super::rates::parse_rate;
-use crate::problem::Problem;
+use toolgate_tools::Problem;
 
 impl Config {
     /// Roles, policy, limits, state, approval key and audit file.

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::config::BuildOptions;
 use clap::Args;
 use serde_json::{Map, Value, json};
 use toolgate::approval::Approver;
 use toolgate::{CallOptions, Caller, ErrorCode, ToolCall, ToolDefinition};
-use toolgate_tools::config::BuildOptions;
 
 use crate::approve::TerminalApprover;
 use crate::failure::Failure;

@@ -10,8 +10,8 @@ use toolgate::{Caller, Registry};
 
 use super::Config;
 use super::callers::Callers;
-use crate::file_tools::{FileTools, Registered};
-use crate::problem::Problem;
+use toolgate_tools::Problem;
+use toolgate_tools::file_tools::{FileTools, Registered};
 
 /// What a config builds.
 pub struct Built {
@@ -55,14 +55,9 @@ pub struct BuildOptions {
 }
 
 impl Config {
-    /// Builds the registry the config describes. A problem with the config itself is an
-    /// error; a tool file or MCP server that cannot be used is reported in [`Built`] and the
-    /// rest is served.
-    pub async fn build(&self) -> Result<Built, Problem> {
-        self.build_with(BuildOptions::default()).await
-    }
-
-    /// [`build`](Self::build), leaving out or adding what `options` say.
+    /// Builds the registry the config describes, leaving out or adding what `options` say.
+    /// A problem with the config itself is an error; a tool file or MCP server that cannot
+    /// be used is reported in [`Built`] and the rest is served.
     pub async fn build_with(&self, options: BuildOptions) -> Result<Built, Problem> {
         self.check_roles()?;
         let callers = self.callers()?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::duration::deserialize_optional as optional_duration;
+use toolgate_tools::duration::deserialize_optional as optional_duration;
 
 /// The whole file.
 #[derive(Debug, Clone, Deserialize)]

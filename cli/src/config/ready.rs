@@ -8,10 +8,10 @@ use toolgate::{ConfiguredTool, RegistryBuilder, ToolTemplate};
 use super::Config;
 use super::build::quoted;
 use super::keys::{FamilyKey, ProgramKey, ProgramsKey, SearchKey};
-use crate::files::Sandbox;
-use crate::problem::Problem;
-use crate::programs::{ArgKind, CommandConfig, ProgramPolicy};
-use crate::web::{BRAVE_URL, SearchBackend, WebConfig, WebSearchConfig};
+use toolgate_tools::Problem;
+use toolgate_tools::files::Sandbox;
+use toolgate_tools::programs::{ArgKind, CommandConfig, ProgramPolicy};
+use toolgate_tools::web::{BRAVE_URL, SearchBackend, WebConfig, WebSearchConfig};
 
 impl Config {
     pub(super) fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, Problem> {
@@ -117,13 +117,17 @@ impl Config {
                     "the files tools need `[sandbox] root`",
                 ));
             }
-            builder = self.family(builder, crate::files::tools(), family)?;
+            builder = self.family(builder, toolgate_tools::files::tools(), family)?;
         }
         if let Some(family) = &ready.web {
-            builder = self.family(builder, [crate::web::fetch_webpage_tool()], family)?;
+            builder = self.family(builder, [toolgate_tools::web::fetch_webpage_tool()], family)?;
         }
         if let Some(family) = &ready.system {
-            builder = self.family(builder, [crate::system::get_device_info_tool()], family)?;
+            builder = self.family(
+                builder,
+                [toolgate_tools::system::get_device_info_tool()],
+                family,
+            )?;
         }
         if let Some(programs) = &ready.programs {
             if !has_sandbox {
@@ -134,13 +138,14 @@ impl Config {
             }
             self.check_presets(programs)?;
             builder = builder.tool(
-                crate::programs::run_command_tool().permission(programs.permission.get_ref()),
+                toolgate_tools::programs::run_command_tool()
+                    .permission(programs.permission.get_ref()),
             );
         }
         if let Some(tasks) = &ready.tasks {
             let store = match &tasks.database {
-                Some(path) => crate::tasks::TaskStore::open(self.resolve(path)),
-                None => crate::tasks::TaskStore::open_default(),
+                Some(path) => toolgate_tools::tasks::TaskStore::open(self.resolve(path)),
+                None => toolgate_tools::tasks::TaskStore::open_default(),
             }
             .map_err(|error| {
                 self.problem_at(
@@ -149,14 +154,14 @@ impl Config {
                 )
             })?;
             builder = builder.state(store);
-            for template in crate::tasks::tools() {
+            for template in toolgate_tools::tasks::tools() {
                 builder = builder.tool(template.permission(tasks.permission.get_ref()));
             }
         }
         if let Some(search) = &ready.search {
-            builder = builder
-                .state(self.search_backends(search)?)
-                .tool(crate::web::web_search_tool().permission(search.permission.get_ref()));
+            builder = builder.state(self.search_backends(search)?).tool(
+                toolgate_tools::web::web_search_tool().permission(search.permission.get_ref()),
+            );
         }
         if let Some(family) = &ready.skills {
             if !has_sandbox {
@@ -165,8 +170,12 @@ impl Config {
                     "`create_skill` needs `[sandbox] root`",
                 ));
             }
-            builder = builder.state(crate::skills::SkillsConfig::default());
-            builder = self.family(builder, [crate::skills::create_skill_tool()], family)?;
+            builder = builder.state(toolgate_tools::skills::SkillsConfig::default());
+            builder = self.family(
+                builder,
+                [toolgate_tools::skills::create_skill_tool()],
+                family,
+            )?;
         }
         Ok(builder)
     }

@@ -6,11 +6,11 @@ use anstream::{eprintln, println};
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::config::{BuildOptions, Built};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use toolgate::Caller;
 use toolgate::approval::PendingCall;
-use toolgate_tools::config::{BuildOptions, Built};
 
 use crate::failure::Failure;
 use crate::output;

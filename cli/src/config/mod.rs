@@ -19,15 +19,9 @@
 //! permission = "staff"
 //! ```
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), toolgate_tools::Problem> {
-//! let config = toolgate_tools::config::Config::load("toolgate.toml")?;
-//! let built = config.build().await?;
-//! for problem in &built.file_problems {
-//!     eprintln!("{problem}");
-//! }
-//! # let _ = built.registry; Ok(()) }
-//! ```
+//! `Config::load` reads and checks the file; `Config::build_with` makes the registry it
+//! describes, with the ready tools, the tool files (`toolgate_tools::file_tools`) and the
+//! imported MCP servers.
 
 mod build;
 mod callers;
@@ -41,11 +35,10 @@ mod ready;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-pub use build::{BuildOptions, Built, ImportStatus};
-pub use callers::{CallerEntry, Callers};
+pub use build::{BuildOptions, Built};
 
-use crate::problem::Problem;
 use keys::ConfigFile;
+use toolgate_tools::Problem;
 
 /// A read `toolgate.toml`.
 #[derive(Debug, Clone)]
@@ -112,10 +105,12 @@ impl Config {
     pub fn tool_folders(&self) -> Vec<PathBuf> {
         let mut folders: Vec<PathBuf> = match &self.file.tool_folders {
             Some(folders) => folders.iter().map(|folder| self.resolve(folder)).collect(),
-            None => vec![crate::file_tools::FileTools::project_folder(&self.folder())],
+            None => vec![toolgate_tools::file_tools::FileTools::project_folder(
+                &self.folder(),
+            )],
         };
         if self.file.user_tools
-            && let Some(user) = crate::file_tools::FileTools::user_folder()
+            && let Some(user) = toolgate_tools::file_tools::FileTools::user_folder()
         {
             folders.push(user);
         }
