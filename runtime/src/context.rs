@@ -229,3 +229,9 @@ impl FromContext for ToolContext {
         Ok(context.clone())
     }
 }
+
+impl FromContext for crate::input::Input {
+    fn from_context(context: &ToolContext) -> Result<Self, ToolError> {
+        Ok(crate::input::Input(context.input.clone()))
+    }
+}

@@ -40,7 +40,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::context::{FromContext, ToolContext};
 use crate::error::{ErrorCode, ToolError};
 
 /// What a client can be asked.
@@ -197,7 +196,7 @@ pub struct ClientInput {
 /// A tool's view of the client's answers (`#[ctx] input: Input`); empty where no client
 /// can answer.
 #[derive(Debug, Clone, Default)]
-pub struct Input(Option<Arc<ClientInput>>);
+pub struct Input(pub(crate) Option<Arc<ClientInput>>);
 
 impl Input {
     /// The answer under `key`, as the client sent it (an elicitation's
@@ -236,11 +235,5 @@ impl Input {
         self.0
             .as_ref()
             .is_some_and(|input| input.can.contains(&kind))
-    }
-}
-
-impl FromContext for Input {
-    fn from_context(context: &ToolContext) -> Result<Self, ToolError> {
-        Ok(Input(context.input.clone()))
     }
 }
