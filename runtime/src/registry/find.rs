@@ -25,6 +25,22 @@ pub(crate) fn find<'s>(
     }
 }
 
+/// What a call of `name` is answered when the caller must not run it: the `unknown_tool`
+/// error [`find`] gives, with its suggestions (also for a tool the caller sees again by now:
+/// to it, the call was of no tool).
+pub(crate) fn unseen(
+    config: &Config,
+    snapshot: &Snapshot,
+    seer: (Option<usize>, &Caller),
+    name: &str,
+) -> ToolError {
+    find(config, snapshot, seer, name).err().unwrap_or_else(|| {
+        let name = clip(name, MAX_QUOTED);
+        let message = format!("there is no tool named `{name}`");
+        ToolError::new(ErrorCode::UnknownTool, message)
+    })
+}
+
 /// The entry of `name` if `caller` (of `rank`) sees it: its role may, and no listing stage
 /// hides it.
 pub(crate) fn seen<'s>(

@@ -10,14 +10,14 @@ use crate::arguments::ToolArguments;
 use crate::audit::{CallArguments, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
 use crate::registry::checked::read_arguments;
 use crate::registry::checked_arguments::Checked;
 use crate::registry::decide::refused_by_a_person;
-use crate::registry::find::find;
+use crate::registry::find::{find, unseen};
 use crate::registry::perform::{Start, perform};
 use crate::registry::record::{Trail, before_run, finish, reject};
 use crate::registry::run::Running;
@@ -102,8 +102,7 @@ async fn resolve(
             trail.decision = "withdrawn";
             trail.arguments = redacted(snapshot, &tool, &arguments);
             let rank = config.roles.rank(decider.role());
-            let unseen = find(config, snapshot, (rank, decider), &tool).err();
-            Err(unseen.unwrap_or_else(|| no_longer_yours(&tool)))
+            Err(unseen(config, snapshot, (rank, decider), &tool))
         }
     };
     config.governance.events.publish(|| {
@@ -168,14 +167,6 @@ fn redacted(snapshot: &Snapshot, tool: &str, arguments: &Value) -> CallArguments
         .map(|entry| entry.definition.secret_arguments.as_slice())
         .unwrap_or_default();
     CallArguments::Value(redact(arguments, secrets))
-}
-
-fn no_longer_yours(tool: &str) -> ToolError {
-    let tool = crate::bounded::clip(tool, crate::bounded::MAX_QUOTED);
-    ToolError::new(
-        ErrorCode::UnknownTool,
-        format!("there is no tool named `{tool}`"),
-    )
 }
 
 /// An agent run goes on with this outcome, whoever decided and through which route.

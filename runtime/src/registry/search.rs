@@ -85,13 +85,8 @@ impl Registry {
     pub(crate) fn unknown_tool(&self, caller: &Caller, name: &str) -> crate::error::ToolError {
         let snapshot = self.inner.snapshot.load();
         let seer = (self.rank(caller), caller);
-        let found = super::find::find(&self.inner.config, &snapshot, seer, name);
         // Visible only if registered since the caller was looked up: still unknown to it.
-        found.err().unwrap_or_else(|| {
-            let name = crate::bounded::clip(name, crate::bounded::MAX_QUOTED);
-            let message = format!("there is no tool named `{name}`");
-            crate::error::ToolError::new(crate::error::ErrorCode::UnknownTool, message)
-        })
+        super::find::unseen(&self.inner.config, &snapshot, seer, name)
     }
 
     fn search_text(&self, caller: &Caller, query: &str, limit: usize) -> Vec<SearchHit> {
