@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::caller::Caller;
 use crate::definition::{Risk, ToolDefinition};
+use crate::stage::ShownArguments;
 
 /// What a policy decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,14 +26,68 @@ pub enum Decision {
 }
 
 /// What a policy sees of a call: the tool, who calls, with which (valid) arguments.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
+#[non_exhaustive]
 pub struct PolicyRequest<'a> {
     /// The tool's definition: name, group, risk, hints.
     pub tool: &'a ToolDefinition,
     /// The caller and its role.
     pub caller: &'a Caller,
-    /// The arguments, already checked against the schema.
-    pub arguments: &'a Value,
+    arguments: &'a dyn ShownArguments,
+}
+
+impl<'a> PolicyRequest<'a> {
+    /// A request for `tool`, called by `caller` with `arguments`: for testing a policy.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolgate::policy::{Decision, DefaultPolicy, Policy, PolicyRequest};
+    /// use toolgate::{Caller, ToolDefinition};
+    ///
+    /// let schema = json!({"type": "object"});
+    /// let mut tool = ToolDefinition::new("delete_file", "Deletes a file.", "staff", schema);
+    /// tool.hints.destructive = true;
+    /// let caller = Caller::new("ana", "staff");
+    /// let arguments = json!({"path": "notes.txt"});
+    /// let request = PolicyRequest::new(&tool, &caller, &arguments);
+    /// assert!(matches!(DefaultPolicy::default().decide(&request), Decision::RequireApproval { .. }));
+    /// ```
+    pub fn new(tool: &'a ToolDefinition, caller: &'a Caller, arguments: &'a Value) -> Self {
+        PolicyRequest {
+            tool,
+            caller,
+            arguments,
+        }
+    }
+
+    /// Made by the registry, which reads the arguments into a value only if they are asked for.
+    pub(crate) fn lazy(
+        tool: &'a ToolDefinition,
+        caller: &'a Caller,
+        arguments: &'a dyn ShownArguments,
+    ) -> Self {
+        PolicyRequest {
+            tool,
+            caller,
+            arguments,
+        }
+    }
+
+    /// The arguments, already checked against the schema, `#[secret]` ones in clear. Made
+    /// into a JSON value when first asked for: a policy that decides by the tool and the
+    /// caller alone costs a call no reading of them.
+    pub fn arguments(&self) -> &'a Value {
+        self.arguments.shown(true)
+    }
+}
+
+impl fmt::Debug for PolicyRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolicyRequest")
+            .field("tool", &self.tool.name)
+            .field("caller", self.caller)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Decides per call. Implemented for closures `Fn(&PolicyRequest) -> Decision`.
@@ -54,14 +109,6 @@ pub struct PolicyRequest<'a> {
 pub trait Policy: Send + Sync + 'static {
     /// The decision for one call.
     fn decide(&self, request: &PolicyRequest<'_>) -> Decision;
-
-    /// Whether [`decide`](Self::decide) reads [`PolicyRequest::arguments`]. A policy that
-    /// decides by the tool and the caller alone returns `false`: the registry may then read
-    /// a call's arguments straight into the tool's parameter types, without building the
-    /// JSON value, and gives `decide` an empty object. The default is `true`.
-    fn reads_arguments(&self) -> bool {
-        true
-    }
 }
 
 impl<F> Policy for F
@@ -130,10 +177,5 @@ impl Policy for DefaultPolicy {
                 reason: format!("{reason}, and this application does not run such tools"),
             },
         }
-    }
-
-    /// It decides by the tool alone.
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }

@@ -97,6 +97,13 @@ pub(crate) trait ShownArguments {
     fn shown(&self, clear: bool) -> &Value;
 }
 
+/// A value given whole is shown as it is (what a test of a policy or a stage gives).
+impl ShownArguments for Value {
+    fn shown(&self, _clear: bool) -> &Value {
+        self
+    }
+}
+
 impl<'a> StageCall<'a> {
     pub(crate) fn new(
         (caller, tool, call_id): (&'a Caller, &'a ToolDefinition, &'a str),

@@ -76,12 +76,9 @@ pub async fn connect_in_memory<C: rmcp::ClientHandler>(
         .expect("the client connects")
 }
 
-/// A policy that allows every call and remembers the arguments it was shown, in order (one
-/// that does not read them, `reads` false, is shown an empty object).
+/// A policy that allows every call and remembers the arguments it was shown, in order.
 #[derive(Clone, Default)]
 pub struct RememberingPolicy {
-    /// Whether it reads the arguments ([`Policy::reads_arguments`]).
-    pub reads: bool,
     /// The arguments of every call it decided.
     pub seen: Arc<Mutex<Vec<serde_json::Value>>>,
 }
@@ -89,11 +86,7 @@ pub struct RememberingPolicy {
 impl Policy for RememberingPolicy {
     fn decide(&self, request: &PolicyRequest<'_>) -> Decision {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        seen.push(request.arguments.clone());
+        seen.push(request.arguments().clone());
         Decision::Allow
-    }
-
-    fn reads_arguments(&self) -> bool {
-        self.reads
     }
 }

@@ -94,7 +94,10 @@ impl Collect {
 }
 
 fn policy(request: &PolicyRequest) -> Decision {
-    match (request.tool.name.as_str(), request.arguments["a"].as_i64()) {
+    match (
+        request.tool.name.as_str(),
+        request.arguments()["a"].as_i64(),
+    ) {
         ("transfer", _) => Decision::RequireApproval {
             reason: "money moves".into(),
         },

@@ -1,8 +1,9 @@
 //! Arguments read straight into a tool's parameter types (where its schema is proven to say
 //! no more than they do) give exactly what the checked path gives: the same results, the
-//! same errors, the same audit records. Each case runs through two registries, one whose
-//! policy does not read arguments (the direct path is open) and one whose policy does (every
-//! call is parsed to JSON and checked against the schema first).
+//! same errors, the same audit records, the same arguments shown to the policy. Each case
+//! runs through two registries, one where the direct path is open and one where each call
+//! is recorded before it runs (so every call is parsed to JSON and checked against the
+//! schema first).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolgate::ToolArguments;
+use toolgate::audit::AuditMode;
 use toolgate::prelude::*;
 use toolgate::rate_limits::RateLimit;
 use toolgate::{FromContext, ToolContext};
@@ -114,10 +116,11 @@ struct Pair {
     direct: Registry,
     checked: Registry,
     direct_policy: RememberingPolicy,
+    checked_policy: RememberingPolicy,
 }
 
 fn pair() -> Pair {
-    let build = |policy: RememberingPolicy| {
+    let build = |policy: RememberingPolicy, mode: AuditMode| {
         Registry::builder()
             .roles(["public"])
             .filter_linked(|tool| {
@@ -132,17 +135,22 @@ fn pair() -> Pair {
                 .contains(&tool.name.as_str())
             })
             .policy(policy)
+            .audit_mode(mode)
             .build()
             .unwrap()
     };
-    let direct_policy = RememberingPolicy::default();
+    let (direct_policy, checked_policy) = Default::default();
     Pair {
-        direct: build(direct_policy.clone()),
-        checked: build(RememberingPolicy {
-            reads: true,
-            ..RememberingPolicy::default()
-        }),
+        direct: build(
+            RememberingPolicy::clone(&direct_policy),
+            AuditMode::AfterCall,
+        ),
+        checked: build(
+            RememberingPolicy::clone(&checked_policy),
+            AuditMode::BeforeRun,
+        ),
         direct_policy,
+        checked_policy,
     }
 }
 
@@ -170,6 +178,13 @@ async fn same_both_ways(pair: &Pair, tool: &str, text: &str) {
     let direct = observe(&pair.direct, tool, as_text(text)).await;
     let checked = observe(&pair.checked, tool, as_text(text)).await;
     assert_eq!(direct, checked, "{tool} with {text}");
+    let shown = |policy: &RememberingPolicy| std::mem::take(&mut *policy.seen.lock().unwrap());
+    // The policy reads the arguments as the checked path would have made them.
+    assert_eq!(
+        shown(&pair.direct_policy),
+        shown(&pair.checked_policy),
+        "{tool} with {text}: what the policy was shown"
+    );
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         let direct = observe(&pair.direct, tool, ToolArguments::Value(value.clone())).await;
         let checked = observe(&pair.checked, tool, ToolArguments::Value(value)).await;
@@ -306,6 +321,15 @@ async fn the_direct_path_is_taken_only_where_it_is_proven() {
         ("with_float", r#"{"small": 1, "ratio": 0.5}"#, false),
     ];
     for (tool, text, direct) in cases {
+        assert_eq!(
+            pair.direct.__reads_straight_into_parameters(tool),
+            direct,
+            "{tool}"
+        );
+        assert!(
+            !pair.checked.__reads_straight_into_parameters(tool),
+            "{tool}"
+        );
         pair.direct_policy.seen.lock().unwrap().clear();
         let outcome = pair
             .direct
@@ -313,12 +337,8 @@ async fn the_direct_path_is_taken_only_where_it_is_proven() {
             .await;
         assert!(outcome.result.is_ok(), "{tool}: {:?}", outcome.result);
         let seen = pair.direct_policy.seen.lock().unwrap().clone();
-        // A policy that does not read arguments is shown none on the direct path.
-        let expected = if direct {
-            json!({})
-        } else {
-            serde_json::from_str(text).unwrap()
-        };
+        // Read the direct way or not, the policy is shown the arguments it asks for.
+        let expected: Value = serde_json::from_str(text).unwrap();
         assert_eq!(seen, vec![expected], "{tool}");
     }
 }

@@ -159,7 +159,7 @@ async fn modes_are_a_one_line_setting() {
 async fn a_custom_policy_sees_tool_caller_and_arguments() {
     let policy = |request: &PolicyRequest| match (
         request.tool.name.as_str(),
-        request.arguments["amount"].as_u64(),
+        request.arguments()["amount"].as_u64(),
     ) {
         ("transfer", Some(amount)) if amount > 100 => Decision::Deny {
             reason: format!("{amount} is over the daily limit"),

@@ -2,15 +2,13 @@
 //! decided here, without waiting; a call that must be approved goes on in
 //! [`approve`](super::approve).
 
-use std::sync::LazyLock;
-
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::audit::redact;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
-use crate::registry::checked_arguments::Arguments;
+use crate::registry::checked_arguments::{Arguments, WhenAsked};
 use crate::registry::contain::contained;
 use crate::registry::record::Verdict;
 use crate::registry::review::{failed_inside, review};
@@ -24,10 +22,6 @@ pub(crate) enum Authorized {
     /// Dry run: what would have happened.
     DryRun(Value),
 }
-
-/// What a policy that does not read a call's arguments is given for them: made once, not
-/// per call.
-static UNREAD: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 /// What the policy decided about a call.
 pub(crate) enum Authorization {
@@ -127,15 +121,8 @@ pub(crate) struct Staging {
 fn by_policy(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
     let governance = &asking.config.governance;
     let entry = asking.entry;
-    let request = PolicyRequest {
-        tool: &entry.definition,
-        caller: asking.caller,
-        arguments: match arguments {
-            Arguments::Value(value) => value,
-            // Read straight from text: only for a policy that does not read them.
-            Arguments::Text(_) => &UNREAD,
-        },
-    };
+    let shown = WhenAsked::new(entry, arguments);
+    let request = PolicyRequest::lazy(&entry.definition, asking.caller, &shown);
     let tool = &asking.entry.definition.name;
     let Some(decision) = contained("the policy", tool, || governance.policy.decide(&request))
     else {

@@ -60,10 +60,7 @@ pub(crate) fn exact_input<'a>(
     let governance = &config.governance;
     let limits = &config.limits;
     let exact = entry.exact.as_ref().filter(|exact| {
-        !dry_run
-            && exact.depth <= limits.max_depth
-            && !governance.policy.reads_arguments()
-            && !governance.records_before_run()
+        !dry_run && exact.depth <= limits.max_depth && !governance.records_before_run()
     })?;
     let input = match arguments {
         ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),

@@ -2,6 +2,7 @@
 //! arguments stage holds them: as a value, or as the text a proven tool read.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -9,6 +10,7 @@ use serde_json::Value;
 use crate::audit::{CallArguments, ReadBack, Reader, redact_in_place};
 use crate::exact::ExactInput;
 use crate::registry::snapshot::Entry;
+use crate::stage::ShownArguments;
 
 /// Arguments that may run.
 pub(crate) enum Checked {
@@ -31,6 +33,35 @@ impl<'a> Arguments<'a> {
         match self {
             Arguments::Value(value) => Cow::Borrowed(value),
             Arguments::Text(text) => Cow::Owned(entry.read_text(text)),
+        }
+    }
+}
+
+/// Checked arguments, read into a value only if someone asks (the policy): text a proven
+/// tool read is parsed again then, a value is shown as it is.
+pub(crate) struct WhenAsked<'a> {
+    entry: &'a Entry,
+    arguments: Arguments<'a>,
+    read: OnceCell<Value>,
+}
+
+impl<'a> WhenAsked<'a> {
+    pub(crate) fn new(entry: &'a Entry, arguments: Arguments<'a>) -> Self {
+        WhenAsked {
+            entry,
+            arguments,
+            read: OnceCell::new(),
+        }
+    }
+}
+
+impl ShownArguments for WhenAsked<'_> {
+    /// In clear whatever is asked: only the policy reads them this way, and tools that take
+    /// secrets are never read as text.
+    fn shown(&self, _clear: bool) -> &Value {
+        match self.arguments {
+            Arguments::Value(value) => value,
+            Arguments::Text(text) => self.read.get_or_init(|| self.entry.read_text(text)),
         }
     }
 }

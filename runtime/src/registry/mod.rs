@@ -261,6 +261,19 @@ impl Registry {
         .map(|entry| Arc::clone(&entry.definition))
     }
 
+    /// Whether calls of `tool` may have their arguments read straight into its parameters
+    /// (its schema proven to say no more than they do, and nothing on the path needing a
+    /// value first). For the project's tests of the two ways of reading; not API.
+    #[doc(hidden)]
+    pub fn __reads_straight_into_parameters(&self, tool: &str) -> bool {
+        let snapshot = self.inner.snapshot.load();
+        let config = &self.inner.config;
+        let exact = snapshot.any(tool).and_then(|entry| entry.exact.as_ref());
+        exact.is_some_and(|exact| {
+            exact.depth <= config.limits.max_depth && !config.governance.records_before_run()
+        })
+    }
+
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
