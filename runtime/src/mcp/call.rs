@@ -51,7 +51,7 @@ impl McpServer {
             can: input::capabilities(context),
         };
         let this = ThisCall {
-            signer: self.registry().signer(),
+            signer: &self.registry().governance().signer,
             caller,
             tool: &definition.name,
             arguments: &arguments,

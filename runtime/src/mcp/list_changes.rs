@@ -1,10 +1,15 @@
 //! Telling one MCP client that its tool list changed, and only when it did.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use crate::caller::Caller;
 use crate::formats::Format;
-use crate::registry::{Registry, ToolsAsOf};
+use crate::registry::{Registry, Snapshot};
+
+/// The registry's tools at the moment a client was shown them (run-time changes make new
+/// ones), to tell later whether what that client may see changed since.
+pub(super) type ToolsAsOf = Arc<Snapshot>;
 
 /// Calls `notify` whenever what `caller` sees differs from what it saw when `since` was
 /// taken, until `notify` answers `false` or, at any change of the registry, `gone` answers
@@ -26,7 +31,7 @@ pub(super) async fn notify_visible_changes<Notify, Sent>(
 {
     // Subscribed before the first comparison, so no change can fall between the two.
     let mut changes = registry.changes();
-    let mut seen = registry.export_as_of(&since, &caller, Format::Mcp);
+    let mut seen = registry.export_from(&since, &caller, Format::Mcp);
     loop {
         // Exports are cached per role: one comparison of two listings per change.
         let now = registry.export(&caller, Format::Mcp);

@@ -18,11 +18,11 @@ use serde_json::json;
 use crate::caller::Caller;
 use crate::formats::Format;
 use crate::http::{AuthError, Authenticate};
-use crate::registry::{Registry, ToolsAsOf};
+use crate::registry::Registry;
 use crate::sync::lock;
 
 use super::identity::ServerIdentity;
-use super::list_changes::notify_visible_changes;
+use super::list_changes::{ToolsAsOf, notify_visible_changes};
 use super::progress;
 use crate::progress::LogLevel;
 

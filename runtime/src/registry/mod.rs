@@ -56,18 +56,13 @@ use answer::Ending;
 use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
-use snapshot::{CallerView, Candidate, Snapshot};
+use snapshot::{CallerView, Candidate};
+pub(crate) use snapshot::Snapshot;
 
 pub(crate) use config::{Config, Governance};
 
 /// The tools a caller may see, in name order. Cheap to clone.
 pub type ToolList = Arc<[Arc<ToolDefinition>]>;
-
-/// The registry's tools at one moment (run-time changes make new ones), to tell later what a
-/// caller saw then.
-#[cfg(feature = "mcp")]
-#[derive(Clone)]
-pub(crate) struct ToolsAsOf(Arc<Snapshot>);
 
 struct Inner {
     config: Arc<Config>,
@@ -195,30 +190,24 @@ impl Registry {
         self.export_from(&self.inner.snapshot.load(), caller, format)
     }
 
-    /// The tools as they are now, for [`export_as_of`](Self::export_as_of) later.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn tools_now(&self) -> ToolsAsOf {
-        ToolsAsOf(self.inner.snapshot.load_full())
+    /// The tools as they are now: run-time changes make new ones, and one held stays as it
+    /// was (to tell later what a caller saw then).
+    pub(crate) fn tools_now(&self) -> Arc<Snapshot> {
+        self.inner.snapshot.load_full()
     }
 
-    /// The key that signs tickets, also for other state a client hands back.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn signer(&self) -> &crate::approval::TicketSigner {
-        &self.inner.config.governance.signer
+    /// What governs every call: the policy, approvals and their signer, records, events.
+    pub(crate) fn governance(&self) -> &Governance {
+        &self.inner.config.governance
     }
 
-    /// [`export`](Self::export) as it was when `tools` was taken.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn export_as_of(
+    /// [`export`](Self::export) of `snapshot`'s tools.
+    pub(crate) fn export_from(
         &self,
-        tools: &ToolsAsOf,
+        snapshot: &Snapshot,
         caller: &Caller,
         format: Format,
     ) -> Arc<Value> {
-        self.export_from(&tools.0, caller, format)
-    }
-
-    fn export_from(&self, snapshot: &Snapshot, caller: &Caller, format: Format) -> Arc<Value> {
         match self.view_of(snapshot, caller) {
             Some(view) => view.export(format),
             None => Arc::new(Value::Array(Vec::new())),
@@ -379,7 +368,7 @@ impl Registry {
         calls: Vec<ToolCall>,
         options: BatchOptions,
     ) -> Vec<ToolOutcome> {
-        let snapshot = self.inner.snapshot.load_full();
+        let snapshot = self.tools_now();
         let rank = self.rank(caller);
         batch::run(&self.inner.config, &snapshot, rank, caller, calls, options).await
     }
@@ -395,7 +384,7 @@ impl Registry {
         ticket: &str,
         approver: &Caller,
     ) -> Result<ToolOutcome, TicketError> {
-        let snapshot = self.inner.snapshot.load_full();
+        let snapshot = self.tools_now();
         let pending = tickets::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Approve;
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
@@ -410,7 +399,7 @@ impl Registry {
         approver: &Caller,
         reason: &str,
     ) -> Result<ToolOutcome, TicketError> {
-        let snapshot = self.inner.snapshot.load_full();
+        let snapshot = self.tools_now();
         let pending = tickets::redeem(&self.inner.config, &snapshot, ticket, approver).await?;
         let resolution = Resolution::Deny { reason };
         Ok(resume(&self.inner.config, &snapshot, pending, approver, resolution).await)
@@ -423,7 +412,7 @@ impl Registry {
         &self,
         approver: &Caller,
     ) -> Result<Vec<PendingCall>, StoreError> {
-        let snapshot = self.inner.snapshot.load_full();
+        let snapshot = self.tools_now();
         tickets::pending_for(&self.inner.config, &snapshot, approver).await
     }
 
@@ -451,7 +440,7 @@ impl Registry {
         ticket_id: &str,
         caller: &Caller,
     ) -> Result<Option<ToolOutcome>, StoreError> {
-        let pending = &self.inner.config.governance.pending;
+        let pending = &self.governance().pending;
         let theirs = pending.get(ticket_id).await?;
         if theirs.is_none_or(|call| call.caller.id() != caller.id()) {
             return Ok(None);
@@ -459,7 +448,7 @@ impl Registry {
         let Some(call) = pending.take(ticket_id).await? else {
             return Ok(None);
         };
-        let snapshot = self.inner.snapshot.load_full();
+        let snapshot = self.tools_now();
         let resolution = Resolution::Withdraw;
         let config = &self.inner.config;
         Ok(Some(
@@ -469,7 +458,7 @@ impl Registry {
 
     /// Every call's and agent run's [events](crate::events), from now on.
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::events::Event>> {
-        self.inner.config.governance.events.subscribe()
+        self.governance().events.subscribe()
     }
 
     /// Reports an event (an agent's own: model requests, run ends).
@@ -477,7 +466,7 @@ impl Registry {
         &self,
         make: impl FnOnce() -> (String, Option<String>, crate::events::EventKind),
     ) {
-        self.inner.config.governance.events.publish(make);
+        self.governance().events.publish(make);
     }
 
     /// Whether `approver` may decide waiting calls of the tool `tool` (see
@@ -513,7 +502,7 @@ impl Registry {
         caller_id: &str,
         count: usize,
     ) -> Result<Vec<AuditRecord>, StoreError> {
-        match &self.inner.config.governance.audit {
+        match &self.governance().audit {
             Some(store) => store.history(caller_id, count).await,
             None => Ok(Vec::new()),
         }
@@ -522,7 +511,7 @@ impl Registry {
     /// Checks the audit store's hash chain (see [`AuditStore::verify`]): the outer error is
     /// the store's, the inner one where the chain breaks.
     pub async fn verify_audit(&self) -> Result<Result<VerifiedChain, ChainBreak>, StoreError> {
-        match &self.inner.config.governance.audit {
+        match &self.governance().audit {
             Some(store) => store.verify().await,
             None => Ok(Ok(VerifiedChain {
                 records: 0,
@@ -533,7 +522,7 @@ impl Registry {
 
     /// The standing "always" grants (see [`ApprovalAnswer::ApproveAlways`](crate::approval::ApprovalAnswer::ApproveAlways)).
     pub async fn grants(&self) -> Result<Vec<Grant>, StoreError> {
-        self.inner.config.governance.grants.list().await
+        self.governance().grants.list().await
     }
 
     /// Withdraws a standing grant: the caller's next call of the tool asks again. Whether
@@ -577,7 +566,7 @@ impl Registry {
         edit: impl FnOnce(Vec<Arc<snapshot::Entry>>) -> (Vec<Arc<snapshot::Entry>>, Vec<Candidate>),
     ) -> Result<(), BuildError> {
         let _guard = lock(&self.inner.changing);
-        let current = self.inner.snapshot.load_full();
+        let current = self.tools_now();
         let (entries, candidates) = edit(current.entries().to_vec());
         let unchanged = candidates.is_empty() && entries.len() == current.entries().len();
         if unchanged {
