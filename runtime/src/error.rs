@@ -142,11 +142,6 @@ impl<'de> Deserialize<'de> for ErrorCode {
 /// assert_eq!(error.to_string(), "not_found: no pet with id 7; list the pets first");
 /// ```
 #[derive(Clone, PartialEq, Deserialize)]
-// Laid out in this order, with the details first, so that in a `ToolResult` the `Ok` value
-// lies at its start, where `serde_json::to_value` gives it too: a tool's result is then
-// moved into its `ToolResult` whole. Elsewhere the order is the one people read in (code,
-// message, details): in JSON, in `Debug`, in the constructors.
-#[repr(C)]
 pub struct ToolError {
     /// Structured details, such as the list of schema violations.
     #[serde(default)]

@@ -56,8 +56,8 @@ use answer::Ending;
 use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
-use snapshot::{CallerView, Candidate};
 pub(crate) use snapshot::Snapshot;
+use snapshot::{CallerView, Candidate};
 
 pub(crate) use config::{Config, Governance};
 

@@ -13,14 +13,13 @@ use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::registry::Config;
+use crate::registry::authorize::Authorized;
 use crate::registry::cancel::Cancel;
-use crate::registry::checked::read_arguments;
-use crate::registry::checked_arguments::Checked;
 use crate::registry::decide::refused_by_a_person;
-use crate::registry::find::{find, unseen};
-use crate::registry::perform::{Start, perform};
-use crate::registry::record::{Trail, before_run, finish, reject};
-use crate::registry::run::Running;
+use crate::registry::execute::{Ready, prepare, run_decided};
+use crate::registry::find::unseen;
+use crate::registry::record::{Trail, Verdict, finish, reject};
+use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
 
 /// How long after its ticket expires a decided call's outcome is kept for its agent run.
@@ -89,6 +88,7 @@ async fn resolve(
         Resolution::Approve => {
             trail.approver = Some(decider.id().to_owned());
             let call = (&caller, call_id.as_str(), tool.as_str());
+            let arguments = (arguments, run_id.as_deref());
             run_approved(config, snapshot, call, arguments, &mut trail).await
         }
         Resolution::Deny { reason } => {
@@ -125,36 +125,35 @@ async fn resolve(
     outcome
 }
 
-/// An approved call runs as the caller who made it, checked again (the tool may have
-/// changed since).
+/// An approved call runs as the caller who made it, on the same steps as every call from
+/// the moment it is decided: found and read again (the tool may have changed since), then
+/// recorded before it runs where that is asked, run, its result checked, kept for its record.
 async fn run_approved<'s>(
     config: &Config,
     snapshot: &'s Snapshot,
     (caller, call_id, tool): (&Caller, &str, &str),
-    arguments: Value,
+    (arguments, run_id): (Value, Option<&str>),
     trail: &mut Trail<'s>,
 ) -> Result<Value, ToolError> {
-    trail.decision = "approved";
-    let rank = config.roles.rank(caller.role());
-    let entry = find(config, snapshot, (rank, caller), tool)?;
-    trail.seen(entry, tool);
-    let arguments = read_arguments(config, entry, ToolArguments::Value(arguments), trail)?;
-    let arguments = Checked::Value(arguments);
-    let running = Running {
+    let run = Run {
+        config,
+        rank: config.roles.rank(caller.role()),
         caller,
-        call_id,
         cancel: Cancel(None),
+        dry_run: false,
+        run_id,
         // Nobody asked: the caller who made the call is not waiting on it.
         client: None,
     };
-    let started = before_run(config, caller, call_id, (&arguments, entry), trail).await;
-    let result = match started {
-        Ok(()) => {
-            let start = Start::Value(arguments.value(entry));
-            perform(config, entry, &running, start).await
-        }
-        Err(error) => Err(error),
+    let arguments = ToolArguments::Value(arguments);
+    let (entry, arguments, started) = prepare(&run, snapshot, call_id, tool, arguments, trail)?;
+    let ready = Ready {
+        entry,
+        arguments: &arguments,
+        started,
     };
+    let approved = (Verdict::new("approved"), Ok(Authorized::Run(None)));
+    let result = run_decided(&run, call_id, ready, approved, trail).await;
     if config.governance.audits() {
         trail.keep(arguments, entry);
     }
