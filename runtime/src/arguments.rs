@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use sha2::{Digest, Sha256};
 
-use crate::digest::hex_digest;
 use crate::error::{ErrorCode, ToolError};
+use crate::util::digest::hex_digest;
 
 /// The arguments of one call, in whatever form the provider gave them.
 ///

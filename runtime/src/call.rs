@@ -112,5 +112,5 @@ fn serialize_millis<S: serde::Serializer>(
     duration: &Duration,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_f64(crate::time::millis(*duration))
+    serializer.serialize_f64(crate::util::time::millis(*duration))
 }

@@ -192,7 +192,7 @@ impl EventBus {
     #[inline(never)]
     fn send(&self, (caller, run, kind): (String, Option<String>, EventKind)) {
         let event = Event {
-            time_ms: crate::time::now_millis(),
+            time_ms: crate::util::time::now_millis(),
             caller,
             run,
             kind,

@@ -72,32 +72,29 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The core: what a tool is and what a call carries (the files here), and the registry
+// with its stages, which runs every call.
+// Beside it: the agent loop, approvals, the audit trail, stores and search.
+// Above it: the adapters that speak HTTP, MCP and the console's page (they use the
+// registry; nothing below them uses them). `formats` writes the providers' shapes for the
+// registry's exports and the agent's requests alike.
+#[cfg(feature = "axum")]
+mod adapters;
 pub mod agent;
 pub mod approval;
 mod arguments;
 pub mod audit;
-mod bounded;
 mod call;
 mod caller;
-#[cfg(feature = "console")]
-#[cfg_attr(docsrs, doc(cfg(feature = "console")))]
-pub mod console;
 pub mod content;
 mod context;
 mod definition;
-mod digest;
 mod error;
 pub mod events;
 mod exact;
 pub mod formats;
-#[cfg(feature = "axum")]
-#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
-pub mod http;
 pub mod input;
 pub mod logging;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 mod output;
 pub mod policy;
 pub mod progress;
@@ -112,13 +109,22 @@ pub mod stage;
 mod static_tool;
 pub mod store;
 mod store_error;
-mod sync;
 mod template;
-mod time;
 mod tool;
 pub mod tool_search;
 mod usage;
+mod util;
 mod validation;
+
+#[cfg(feature = "console")]
+#[cfg_attr(docsrs, doc(cfg(feature = "console")))]
+pub use adapters::console;
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
+pub use adapters::http;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use adapters::mcp;
 
 #[doc(hidden)]
 pub mod __private;

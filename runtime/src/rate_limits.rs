@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::store_error::{StoreFuture, ready, unavailable};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// How many calls may be made in a period, with a burst.
 ///

@@ -3,8 +3,8 @@
 //! not fit is left out, and a last text block says what, so whoever reads the result knows
 //! it is incomplete.
 
-use crate::bounded::clip;
 use crate::content::{Content, Resource};
+use crate::util::bounded::clip;
 
 /// Bounds on one content result (a tool returning [`Content`] blocks), applied by the
 /// registry to what every front end sends

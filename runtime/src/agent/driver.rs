@@ -16,7 +16,6 @@ use super::model::{Delta, ModelError, ModelReply, ModelRequest};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
 use super::stage::{self, ModelTurn};
 use crate::audit::redact;
-use crate::bounded::clip;
 use crate::call::{ToolCall, ToolOutcome};
 use crate::content::Content;
 use crate::context::CancellationToken;
@@ -24,6 +23,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
 use crate::registry::BatchOptions;
+use crate::util::bounded::clip;
 
 /// Runs turns until the run stops, keeps it in the store, and reports its end.
 pub(crate) async fn drive(
@@ -329,7 +329,7 @@ pub(crate) fn record(
         tool: result.tool.clone(),
         arguments,
         result: result.result.clone(),
-        duration_ms: crate::time::millis(outcome.duration),
+        duration_ms: crate::util::time::millis(outcome.duration),
     });
     result
 }

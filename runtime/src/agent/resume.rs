@@ -142,7 +142,8 @@ fn check_decisions(run: &Run, decisions: &[CallDecision]) -> Result<(), AgentErr
     }
     for decision in decisions {
         if waiting_call(run, &decision.call_id).is_none() {
-            let call_id = crate::bounded::clip(&decision.call_id, crate::bounded::MAX_QUOTED);
+            let call_id =
+                crate::util::bounded::clip(&decision.call_id, crate::util::bounded::MAX_QUOTED);
             return Err(AgentError::UnknownCall {
                 call_id: call_id.into_owned(),
             });
@@ -242,7 +243,7 @@ async fn apply(
 /// Calls decided through other routes (the approval API) since the run stopped, and calls
 /// whose ticket expired undecided.
 async fn take_in_decided_elsewhere(settings: &Settings, run: &mut Run) -> Result<(), AgentError> {
-    let now = crate::time::now_secs();
+    let now = crate::util::time::now_secs();
     let waiting: Vec<PendingApproval> = run
         .waiting
         .iter()

@@ -20,7 +20,7 @@ impl RunId {
     pub fn new() -> Self {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
-        RunId(crate::digest::hex_digest(&bytes))
+        RunId(crate::util::digest::hex_digest(&bytes))
     }
 
     /// The id as text.

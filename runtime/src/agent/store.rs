@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use super::run::{Run, RunId};
 use crate::store_error::{StoreFuture, ready};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Keeps runs. `take` must be atomic: of two concurrent takes of one run (also from two
 /// processes sharing a database), one gets it, so a run is resumed once. A persistent store

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::store_error::{StoreFuture, ready};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// A caller may run a tool without asking again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::store_error::{StoreFuture, ready};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// A call that needs approval and has not run.
 #[derive(Debug, Clone, Serialize)]
@@ -121,7 +121,7 @@ pub struct MemoryPendingStore {
 impl MemoryPendingStore {
     fn live(&self, ticket_id: &str, take: bool) -> Option<PendingCall> {
         let mut calls = lock(&self.calls);
-        let now = crate::time::now_secs();
+        let now = crate::util::time::now_secs();
         let call = if take {
             calls.remove(ticket_id)?
         } else {
@@ -134,7 +134,7 @@ impl MemoryPendingStore {
 impl PendingStore for MemoryPendingStore {
     fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         let mut calls = lock(&self.calls);
-        let now = crate::time::now_secs();
+        let now = crate::util::time::now_secs();
         calls.retain(|_, pending| pending.expires > now);
         calls.insert(call.ticket_id.clone(), call);
         ready(Ok(()))
@@ -149,7 +149,7 @@ impl PendingStore for MemoryPendingStore {
     }
 
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
-        let now = crate::time::now_secs();
+        let now = crate::util::time::now_secs();
         let calls = lock(&self.calls);
         let mut pending: Vec<PendingCall> = calls
             .values()
@@ -162,7 +162,7 @@ impl PendingStore for MemoryPendingStore {
 
     fn put_decided<'a>(&'a self, ticket_id: &'a str, decided: DecidedCall) -> StoreFuture<'a, ()> {
         let mut kept = lock(&self.decided);
-        let now = crate::time::now_secs();
+        let now = crate::util::time::now_secs();
         kept.retain(|_, decided| decided.keep_until > now);
         kept.insert(ticket_id.to_owned(), decided);
         ready(Ok(()))

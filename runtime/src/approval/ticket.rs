@@ -1,7 +1,7 @@
 //! Approval tickets: `base64url(claims JSON) . base64url(HMAC-SHA256)`, bound to the
 //! caller, tool, call id and a hash of the arguments, with an expiry.
 
-use crate::digest::hex_digest;
+use crate::util::digest::hex_digest;
 use std::fmt;
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use crate::time::now_secs;
+use crate::util::time::now_secs;
 
 type HmacSha256 = Hmac<Sha256>;
 

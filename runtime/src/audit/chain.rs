@@ -9,7 +9,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::AuditRecord;
-use crate::digest::hex_digest;
+use crate::util::digest::hex_digest;
 
 /// `prev_hash` of the first record.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";

@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 
 use super::chain::{GENESIS, Link, link};
 use super::{AuditRecord, AuditSink};
-use crate::digest::hex_digest;
-use crate::sync::lock;
+use crate::util::digest::hex_digest;
+use crate::util::sync::lock;
 
 struct Chain {
     file: File,

@@ -187,7 +187,7 @@ pub(crate) struct Names<'a> {
 #[derive(Debug)]
 pub(crate) struct Facts {
     /// Where it stands among all records: the monotonic clock's nanoseconds when the call
-    /// ended (see [`crate::time::stamp`]).
+    /// ended (see [`crate::util::time::stamp`]).
     pub(crate) order: u64,
     pub(crate) time_ms: u64,
     pub(crate) decision: Cow<'static, str>,
@@ -307,7 +307,7 @@ impl From<AuditRecord> for Whole {
     fn from(record: AuditRecord) -> Self {
         Whole {
             facts: Facts {
-                order: crate::time::stamp(crate::time::now()).order,
+                order: crate::util::time::stamp(crate::util::time::now()).order,
                 time_ms: record.time_ms,
                 decision: Cow::Owned(record.decision),
                 approver: record.approver,

@@ -1,7 +1,7 @@
 //! Parameter types serde reads exactly as their JSON Schema describes them. A tool whose
 //! parameters all have such types, and whose schema says nothing more than they do, can read
 //! its arguments straight from the text: whatever serde accepts, the schema accepts too (the
-//! registry proves it for the schema the model sees; see `registry::exact`).
+//! registry proves it for the schema the model sees; see `registry::proof`).
 
 mod names;
 mod probe;

@@ -468,7 +468,7 @@ impl RegistryBuilder {
         }
         // Here, not in the first call: calibrating the call clock takes a fraction of a
         // millisecond.
-        crate::time::calibrate();
+        crate::util::time::calibrate();
         Ok(Registry::from_parts(config, snapshot))
     }
 

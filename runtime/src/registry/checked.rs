@@ -1,6 +1,6 @@
 //! A call's arguments on their way in: parsed, normalized and checked against the schema
 //! the model saw, or, for a tool proven to accept only what its schema accepts
-//! (`registry::exact`), read straight into its parameter types.
+//! (`registry::proof`), read straight into its parameter types.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::error::ToolError;
 use crate::exact::ExactInput;
 use crate::registry::Config;
 use crate::registry::checked_arguments::Checked;
-use crate::registry::exact::ExactRead;
+use crate::registry::proof::ExactRead;
 use crate::registry::record::Trail;
 use crate::registry::run::Running;
 use crate::registry::snapshot::Entry;

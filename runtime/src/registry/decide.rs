@@ -114,7 +114,7 @@ pub(crate) async fn apply_answer(
                 caller: asking.caller.id().to_owned(),
                 tool: tool.name.clone(),
                 granted_by: Some(approver_name.to_owned()),
-                time_ms: crate::time::now_millis(),
+                time_ms: crate::util::time::now_millis(),
             };
             // This call was approved either way; only the standing grant may be lost.
             if let Err(error) = asking.config.governance.grants.grant(grant).await {

@@ -16,7 +16,6 @@ use smol_str::SmolStr;
 use tracing::Instrument;
 
 use crate::arguments::ToolArguments;
-use crate::bounded::{MAX_QUOTED, clip};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::definition::is_valid_tool_name;
@@ -33,8 +32,9 @@ use crate::registry::perform::{Start, perform};
 use crate::registry::record::{Concluded, Trail, Verdict, before_run, finish, reject};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
-use crate::time::Moment;
 use crate::tool::ToolResult;
+use crate::util::bounded::{MAX_QUOTED, clip};
+use crate::util::time::Moment;
 
 /// What a call's path gives before its outcome is made: its result, or the panic of
 /// application code on the way (a store, a limit).
@@ -76,7 +76,7 @@ fn walk<'a, 's: 'a>(
         arguments,
     } = call;
     async move {
-        let started = crate::time::now();
+        let started = crate::util::time::now();
         let mut trail = Trail::of(run.run_id);
         // Stores, limits and other application code on the path are contained like the tool:
         // a panic in them ends this call with an error, and every other call goes on.

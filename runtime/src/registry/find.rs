@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::bounded::{MAX_QUOTED, clip};
 use crate::caller::Caller;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::snapshot::{CallerView, Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
+use crate::util::bounded::{MAX_QUOTED, clip};
 
 /// The entry a caller may run, or the error for an unknown (or hidden) tool. Inlined: most
 /// calls name a tool their caller sees, and only the lookup is on their path.

@@ -35,8 +35,8 @@ use crate::registry::perform::{Tool, contain_tool, ran, ran_in_place, wait};
 use crate::registry::record::{Concluded, Trail, audit};
 use crate::registry::run::Run;
 use crate::registry::snapshot::{Entry, Snapshot};
-use crate::time::Moment;
 use crate::tool::ToolResult;
+use crate::util::time::Moment;
 
 /// The rest of a call that has to wait, boxed: most calls never make one.
 pub(crate) type Continuation<'a> = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
@@ -89,7 +89,7 @@ pub(crate) fn begin<'a, O: Ending>(
         name,
         arguments,
     } = call;
-    let started = crate::time::now();
+    let started = crate::util::time::now();
     let mut trail = Trail::of(run.run_id);
     // Where the result is written once, and read from only when the outcome is made (see
     // `calling`: a result handed back through each step would be copied right after it

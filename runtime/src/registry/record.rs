@@ -26,8 +26,8 @@ use crate::registry::config::Governance;
 use crate::registry::contain::contained;
 use crate::registry::snapshot::Entry;
 use crate::store_error::unavailable;
-use crate::time::Moment;
 use crate::tool::ToolResult;
+use crate::util::time::Moment;
 
 /// What the audit record says about a call, filled in as the call goes.
 pub(crate) struct Trail<'r> {
@@ -245,7 +245,7 @@ pub(crate) async fn reject(
         call.id,
         call.name,
         Err(error),
-        crate::time::now(),
+        crate::util::time::now(),
         &mut Trail::default(),
     )
     .written()
@@ -270,7 +270,7 @@ pub(crate) async fn before_run(
         return Ok(());
     };
     let record = AuditRecord {
-        time_ms: crate::time::now_millis(),
+        time_ms: crate::util::time::now_millis(),
         caller: caller.recorded_id().to_string(),
         role: caller.role().to_owned(),
         // The tool's own name, however the call spelled it.
@@ -391,7 +391,7 @@ pub(crate) fn audit<'a>(
     started: Moment,
     trail: &mut Trail<'_>,
 ) -> Audited<'a> {
-    let ended = crate::time::now();
+    let ended = crate::util::time::now();
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
     // The tool's own name, where the call spelled it otherwise.
@@ -404,14 +404,14 @@ pub(crate) fn audit<'a>(
             ok: result.is_ok(),
             result: result.as_ref().ok().map(ResultValue::value),
             error: result.as_ref().err().cloned(),
-            duration_ms: crate::time::millis(duration),
+            duration_ms: crate::util::time::millis(duration),
             ui: trail.ui.clone(),
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     let mut writing = None;
     if governance.audits() {
-        let stamp = crate::time::stamp(ended);
+        let stamp = crate::util::time::stamp(ended);
         let facts = Facts {
             order: stamp.order,
             time_ms: stamp.millis,
@@ -421,7 +421,7 @@ pub(crate) fn audit<'a>(
                 Ok(_) => Cow::Borrowed("ok"),
                 Err(error) => error.code.wire(),
             },
-            duration_ms: crate::time::millis(duration),
+            duration_ms: crate::util::time::millis(duration),
         };
         let sinks_want = governance
             .sinks

@@ -72,7 +72,7 @@ async fn resolve(
     decider: &Caller,
     resolution: Resolution<'_>,
 ) -> ToolOutcome {
-    let started = crate::time::now();
+    let started = crate::util::time::now();
     let PendingCall {
         ticket_id,
         expires,

@@ -12,13 +12,13 @@ use crate::context::{StateMap, StateRequirement, ToolContext};
 use crate::definition::{ToolDefinition, is_valid_tool_name, is_valid_ui_name, provider_tool_name};
 use crate::error::ToolError;
 use crate::formats::{Format, Provider};
-use crate::registry::exact::{self, ExactRead};
 use crate::registry::problems::BuildProblem;
+use crate::registry::proof::{self, ExactRead};
 use crate::roles::Roles;
 use crate::schema::nulls;
 use crate::static_tool::StaticTool;
-use crate::sync::lock;
 use crate::tool::{Tool, ToolFuture};
+use crate::util::sync::lock;
 use crate::validation::ArgumentValidator;
 
 /// Most tool names quoted in an unknown-tool message.
@@ -317,11 +317,11 @@ fn exact_read(handler: &Handler, definition: &ToolDefinition) -> Option<ExactRea
     };
     let fields = (tool.exact_fields)()?;
     let proven =
-        definition.secret_arguments.is_empty() && exact::proven(&fields, &definition.input_schema);
+        definition.secret_arguments.is_empty() && proof::proven(&fields, &definition.input_schema);
     proven.then(|| ExactRead {
         invoke: tool.invoke_exact,
         now: tool.invoke_now,
-        depth: exact::depth(&fields),
+        depth: proof::depth(&fields),
     })
 }
 

@@ -61,7 +61,7 @@ pub(crate) async fn keep_waiting(
         tool: tool.clone(),
         arguments,
         reason,
-        requested: crate::time::now_secs(),
+        requested: crate::util::time::now_secs(),
         expires: claims.expires,
         review,
         run_id: asking.run_id.map(str::to_owned),

@@ -10,7 +10,7 @@ use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::hybrid::{EmbedError, Embedder};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Texts embedded together.
 const BATCH: usize = 32;

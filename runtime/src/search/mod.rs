@@ -58,7 +58,7 @@ pub use minilm::MiniLm;
 pub(crate) use names::did_you_mean;
 
 use crate::definition::ToolDefinition;
-use crate::sync::{read, write};
+use crate::util::sync::{read, write};
 
 /// The longest query read, in bytes: a longer one is cut (a conversation keeps its end).
 pub const MAX_QUERY_BYTES: usize = 4096;

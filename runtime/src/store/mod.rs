@@ -121,7 +121,7 @@ impl Stores {
         }
         Err(StoreError::BadAddress(format!(
             "`{}` is not a store address; use `memory`, `sqlite:PATH` or `postgres://user@host/database`",
-            crate::bounded::clip(address, 200)
+            crate::util::bounded::clip(address, 200)
         )))
     }
 }

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use jsonschema::error::ValidationErrorKind;
 
-use crate::bounded::{MAX_LINE, MAX_QUOTED, clip};
 use crate::error::ToolError;
+use crate::util::bounded::{MAX_LINE, MAX_QUOTED, clip};
 
 /// Most violations listed in one error; the rest are counted.
 const MAX_LISTED_VIOLATIONS: usize = 20;

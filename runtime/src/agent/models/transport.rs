@@ -9,7 +9,7 @@ use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::agent::model::{ModelError, ModelErrorKind};
-use crate::bounded::clip;
+use crate::util::bounded::clip;
 
 /// How a client talks to its server.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ impl PendingStore for PostgresStore {
     fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let client = self.client().await?;
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             // Bounded retention: what expired goes when something new comes.
             client
                 .execute("DELETE FROM toolgate_pending WHERE expires <= $1", &[&now])
@@ -37,7 +37,7 @@ impl PendingStore for PostgresStore {
 
     fn take<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         Box::pin(async move {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let text = self.text_of("DELETE FROM toolgate_pending WHERE ticket_id = $1 AND expires > $2 RETURNING call", &[&ticket_id, &now]).await?;
             text.map(|text| pending_from_text(self.name(), &text))
                 .transpose()
@@ -46,7 +46,7 @@ impl PendingStore for PostgresStore {
 
     fn get<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<PendingCall>> {
         Box::pin(async move {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let text = self
                 .text_of(
                     "SELECT call FROM toolgate_pending WHERE ticket_id = $1 AND expires > $2",
@@ -61,7 +61,7 @@ impl PendingStore for PostgresStore {
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         Box::pin(async move {
             let client = self.client().await?;
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let rows = client
                 .query(
                     "SELECT call FROM toolgate_pending WHERE expires > $1 ORDER BY ticket_id",
@@ -92,7 +92,7 @@ impl PendingStore for PostgresStore {
 
     fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
         Box::pin(async move {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let text = self
                 .text_of(
                     "SELECT decided FROM toolgate_decided WHERE ticket_id = $1 AND keep_until > $2",

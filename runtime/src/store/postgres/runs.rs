@@ -10,7 +10,7 @@ impl RunStore for PostgresStore {
     fn put(&self, run: Run) -> StoreFuture<'_, ()> {
         Box::pin(async move {
             let client = self.client().await?;
-            let now = crate::time::now_millis() as i64;
+            let now = crate::util::time::now_millis() as i64;
             client
                 .execute(
                     "DELETE FROM toolgate_runs WHERE (NOT waiting AND updated_ms < $1) OR updated_ms < $2",

@@ -27,7 +27,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::store::rows::Every;
 use crate::store::{StoreError, StoreFuture, Stores};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// How long a writer waits for another one (in this process or another) before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -11,7 +11,7 @@ use crate::store::rows::{from_text, pending_from_text, pending_to_text, to_text}
 impl PendingStore for SqliteStore {
     fn put(&self, call: PendingCall) -> StoreFuture<'_, ()> {
         self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let transaction = connection.transaction().map_err(failed(name))?;
             // Bounded retention: what expired goes when something new comes.
             transaction
@@ -49,7 +49,7 @@ impl PendingStore for SqliteStore {
 
     fn list(&self) -> StoreFuture<'_, Vec<PendingCall>> {
         self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let mut statement = connection
                 .prepare("SELECT call FROM toolgate_pending WHERE expires > ?1 ORDER BY ticket_id")
                 .map_err(failed(name))?;
@@ -81,7 +81,7 @@ impl PendingStore for SqliteStore {
     fn decided<'a>(&'a self, ticket_id: &'a str) -> StoreFuture<'a, Option<DecidedCall>> {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let text = text_of(
                 connection,
                 name,
@@ -104,7 +104,7 @@ impl SqliteStore {
     ) -> StoreFuture<'a, Option<PendingCall>> {
         let ticket_id = ticket_id.to_owned();
         self.run(move |connection, name| {
-            let now = crate::time::now_secs() as i64;
+            let now = crate::util::time::now_secs() as i64;
             let text = text_of(connection, name, statement, params![ticket_id, now])?;
             text.map(|text| pending_from_text(name, &text)).transpose()
         })

@@ -11,7 +11,7 @@ use crate::store::rows::{FINISHED_RUN_MS, WAITING_RUN_MS, from_text, run_waits, 
 impl RunStore for SqliteStore {
     fn put(&self, run: Run) -> StoreFuture<'_, ()> {
         self.run(move |connection, name| {
-            let now = crate::time::now_millis() as i64;
+            let now = crate::util::time::now_millis() as i64;
             let transaction = connection.transaction().map_err(failed(name))?;
             transaction
                 .execute(

@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::adapters::http::Shared;
+use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::extract::{Authenticated, JsonBody};
+use crate::adapters::http::outcome::OutcomeBody;
 use crate::agent::{Agent, AgentError, CallDecision, Decided, Run, RunId, RunOptions};
-use crate::http::Shared;
-use crate::http::errors::ApiError;
-use crate::http::extract::{Authenticated, JsonBody};
-use crate::http::outcome::OutcomeBody;
 
 /// Most bytes of one chat message.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;

@@ -13,7 +13,7 @@ use axum::response::Response;
 use futures::FutureExt;
 use futures::future::{CatchUnwind, Either, Map, Ready, ready};
 
-use crate::http::errors::panic_response;
+use crate::adapters::http::errors::panic_response;
 
 /// `handler`, answering a panic with [`panic_response`].
 #[derive(Clone, Copy)]

@@ -7,10 +7,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use smol_str::{SmolStr, SmolStrBuilder};
 
+use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::maybe_text::MaybeText;
 use crate::arguments::ToolArguments;
 use crate::call::ToolCall;
-use crate::http::errors::ApiError;
-use crate::http::maybe_text::MaybeText;
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {

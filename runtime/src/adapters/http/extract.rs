@@ -11,10 +11,10 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use http_body_util::LengthLimitError;
 
+use crate::adapters::http::Shared;
+use crate::adapters::http::auth::AuthError;
+use crate::adapters::http::errors::ApiError;
 use crate::caller::Caller;
-use crate::http::Shared;
-use crate::http::auth::AuthError;
-use crate::http::errors::ApiError;
 
 /// The caller of the request, as the application's [`Authenticate`](super::Authenticate)
 /// hook identified it.

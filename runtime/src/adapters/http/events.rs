@@ -11,10 +11,10 @@ use futures::Stream;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::adapters::http::Shared;
+use crate::adapters::http::extract::Authenticated;
 use crate::caller::Caller;
 use crate::events::{Event, EventKind};
-use crate::http::Shared;
-use crate::http::extract::Authenticated;
 use crate::registry::Registry;
 
 /// `GET /events`

@@ -11,16 +11,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::Caller;
+use crate::adapters::http::Shared;
+use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::extract::Authenticated;
+use crate::adapters::http::outcome::{outcome_response, outcomes_response};
+use crate::adapters::http::wire::{Calls, parse_call_request, usual_single};
 use crate::approval::TicketError;
-use crate::bounded::{MAX_QUOTED, clip};
 use crate::formats::Format;
-use crate::http::Shared;
-use crate::http::errors::ApiError;
-use crate::http::extract::Authenticated;
-use crate::http::outcome::{outcome_response, outcomes_response};
-use crate::http::wire::{Calls, parse_call_request, usual_single};
 use crate::registry::{Answer, IfInPlace};
 use crate::registry::{BatchOptions, CallOptions};
+use crate::util::bounded::{MAX_QUOTED, clip};
 
 type Shares = State<Arc<Shared>>;
 

@@ -1,6 +1,6 @@
 //! Serving a registry over MCP (feature `mcp`), on the official Rust SDK `rmcp`: over stdio
 //! for one configured caller, or over Streamable HTTP with the caller of each request taken
-//! from the application's [`Authenticate`](crate::http::Authenticate) hook.
+//! from the application's [`Authenticate`](crate::adapters::http::Authenticate) hook.
 //!
 //! `serverInfo` names the application ([`ServerIdentity`]). `tools/list` shows the caller's
 //! tools only (paginated, by name), with `title`, `annotations`, object-rooted

@@ -21,7 +21,7 @@ use crate::call::ToolOutcome;
 use crate::error::ToolError;
 use crate::output::Produced;
 use crate::registry::Answer;
-use crate::time::millis;
+use crate::util::time::millis;
 
 /// One outcome as JSON: `{"call_id", "tool", "ok", "result" | "error", "duration_ms", "ui"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,7 +3,7 @@
 //!
 //! The console is a plain page and one small script, without a build step. It holds no data
 //! and makes no decisions of its own: everything it shows comes from the [HTTP
-//! router](crate::http) (`GET /me`, `GET /approvals`, `GET /events`, `GET /tools`), and
+//! router](crate::adapters::http) (`GET /me`, `GET /approvals`, `GET /events`, `GET /tools`), and
 //! every decision goes through `POST /approvals/approve` and `POST /approvals/deny`, so the
 //! rules are the registry's (who may decide which tool, single use, expiry), exactly as over
 //! HTTP or in process. Merge it with the router, on the same site:
@@ -119,7 +119,7 @@ impl Console {
         self
     }
 
-    /// Where the [HTTP router](crate::http) is mounted on the same site, e.g. `"/api"`
+    /// Where the [HTTP router](crate::adapters::http) is mounted on the same site, e.g. `"/api"`
     /// (default: the root).
     pub fn api(mut self, base: impl Into<String>) -> Self {
         self.api = base.into().trim_end_matches('/').to_owned();

@@ -9,10 +9,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::http::Shared;
-use crate::http::errors::ApiError;
-use crate::http::extract::Authenticated;
-use crate::http::handlers::{format_named, malformed_query};
+use crate::adapters::http::Shared;
+use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::extract::Authenticated;
+use crate::adapters::http::handlers::{format_named, malformed_query};
 
 /// The most tools one search returns.
 const MAX_LIMIT: usize = 50;

@@ -15,11 +15,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::json;
 
+use crate::adapters::http::{AuthError, Authenticate};
 use crate::caller::Caller;
 use crate::formats::Format;
-use crate::http::{AuthError, Authenticate};
 use crate::registry::Registry;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 use super::identity::ServerIdentity;
 use super::list_changes::{ToolsAsOf, notify_visible_changes};

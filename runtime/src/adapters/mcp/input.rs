@@ -19,7 +19,7 @@ use crate::approval::{
 };
 use crate::caller::Caller;
 use crate::input::{ClientInput, InputKind, InputRequest, InputRequired};
-use crate::time::now_secs;
+use crate::util::time::now_secs;
 
 /// Rounds of questions one call may take with an `initialize` client before it fails.
 pub(super) const MAX_ROUNDS: usize = 10;

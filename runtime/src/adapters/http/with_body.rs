@@ -22,10 +22,10 @@ use axum::handler::Handler;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
+use crate::adapters::http::Shared;
+use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::extract::{declares_json, not_json, not_let_in, read_within};
 use crate::caller::Caller;
-use crate::http::Shared;
-use crate::http::errors::ApiError;
-use crate::http::extract::{declares_json, not_json, not_let_in, read_within};
 
 /// `handler(shared, caller, body)` as an axum handler: the caller as the application's
 /// authentication identified it, and the body if it is declared JSON and within the

@@ -1,0 +1,7 @@
+//! Small helpers every part uses: bounded quoting, digests, locks that survive a panic,
+//! and time.
+
+pub(crate) mod bounded;
+pub(crate) mod digest;
+pub(crate) mod sync;
+pub(crate) mod time;
