@@ -1,22 +1,35 @@
-//! A call whose path need not wait runs to its outcome in the poll that starts it; one that
-//! waits goes on in a future of its own; a call whose path waits from the start (here: one
-//! a DEBUG subscriber wants a span of) takes the full path. Whichever way a call goes, its
-//! outcome and its audit record are the same: every case here is made as a plain call, with
-//! options, down the full path, alone and inside a batch, and compared.
+//! Every call walks one path. A call no step makes wait runs to its outcome in the poll
+//! that starts it; one that waits (a tool still working, an approval, a rate limit's store,
+//! an application's wrapper) goes on in a future of its own, from the step it waited at.
+//! Whichever way a call goes, its outcome and its audit record are the same: every case
+//! here is made as a plain call, with options, in a DEBUG span, inside a wrapper, past a
+//! rate limit, alone and inside a batch, and compared.
 
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::{Value, json};
 use toolgate::approval::{ApprovalAnswer, ApprovalRequest};
 use toolgate::audit::{AuditRecord, AuditSink};
 use toolgate::policy::{Decision, PolicyRequest};
 use toolgate::prelude::*;
+use toolgate::rate_limits::RateLimit;
+use toolgate::stage::{CallWrapper, WrappedCall};
 
 /// Add two numbers (finishes when first polled).
 #[tool(permission = "user", read_only)]
 async fn add(a: i64, b: i64) -> i64 {
     a + b
+}
+
+/// Logs, waits a little (polled again only once woken), and logs again.
+#[tool(permission = "user", read_only)]
+async fn logs_around_a_wait() -> &'static str {
+    tracing::info!("before the wait");
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    tracing::info!("after the wait");
+    "done"
 }
 
 /// Add two numbers, after letting other tasks run once (not finished when first polled).
@@ -122,6 +135,14 @@ async fn approver(request: ApprovalRequest) -> ApprovalAnswer {
 /// With a sink, records are written by a future (the call waits for it); without, they go
 /// to the history at once.
 fn registry(sink: Option<&Collect>) -> Registry {
+    registry_with(sink, |builder| builder)
+}
+
+/// [`registry`], with more of the builder's settings.
+fn registry_with(
+    sink: Option<&Collect>,
+    more: impl FnOnce(toolgate::RegistryBuilder) -> toolgate::RegistryBuilder,
+) -> Registry {
     let builder = Registry::builder()
         .roles(["user", "admin"])
         .policy(policy)
@@ -130,7 +151,40 @@ fn registry(sink: Option<&Collect>) -> Registry {
         Some(sink) => builder.audit_sink(sink.clone()),
         None => builder,
     };
-    builder.build().unwrap()
+    more(builder).build().unwrap()
+}
+
+/// A wrapper that only passes the call on: the call is then a future of its own inside it.
+struct PassOn;
+
+impl CallWrapper for PassOn {
+    fn name(&self) -> &str {
+        "pass_on"
+    }
+
+    fn wrap<'a>(
+        &'a self,
+        _call: &WrappedCall<'_>,
+        inner: BoxFuture<'a, ToolOutcome>,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        inner
+    }
+}
+
+/// Registries whose calls wait where plain ones do not: inside a wrapper, and at a rate
+/// limit's store (one no case reaches).
+fn waiting_registries(sink: Option<&Collect>) -> [(&'static str, Registry); 2] {
+    let generous = RateLimit::new(1_000_000, std::time::Duration::from_secs(60));
+    [
+        (
+            "wrapped",
+            registry_with(sink, |builder| builder.wrap_calls(PassOn)),
+        ),
+        (
+            "rate-limited",
+            registry_with(sink, |builder| builder.rate_limit_per_caller(generous)),
+        ),
+    ]
 }
 
 /// Every kind of call: at once, waiting on its tool, on a blocking thread, panicking,
@@ -198,9 +252,9 @@ fn options() -> CallOptions {
     }
 }
 
-/// Makes `call` with a subscriber that wants DEBUG spans: the call takes the full path, to
-/// be seen in its span. (The test runtime has one thread: the subscriber is this thread's.)
-async fn down_the_full_path(call: impl Future<Output = ToolOutcome>) -> ToolOutcome {
+/// Makes `call` with a subscriber that wants DEBUG spans: the call walks in its span. (The
+/// test runtime has one thread: the subscriber is this thread's.)
+async fn in_a_span(call: impl Future<Output = ToolOutcome>) -> ToolOutcome {
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::DEBUG)
         .with_writer(std::io::sink)
@@ -211,28 +265,70 @@ async fn down_the_full_path(call: impl Future<Output = ToolOutcome>) -> ToolOutc
 }
 
 #[tokio::test]
-async fn every_kind_of_call_ends_alike_at_once_with_options_and_down_the_full_path() {
+async fn every_kind_of_call_ends_alike_at_once_with_options_in_a_span_and_where_it_waits() {
     let caller = Caller::new("alice", "user");
     for sink in [None, Some(Collect::default())] {
         let registry = registry(sink.as_ref());
+        let waiting = waiting_registries(sink.as_ref());
         for (index, case) in cases().iter().enumerate() {
             let plain = registry.call(&caller, call_of(index, case)).await;
             let plain_records = sink.as_ref().map(Collect::take);
             let with_options = registry.call_with(&caller, call_of(index, case), options());
             let with_options = with_options.await;
             let options_records = sink.as_ref().map(Collect::take);
-            let full = down_the_full_path(registry.call(&caller, call_of(index, case))).await;
-            let full_records = sink.as_ref().map(Collect::take);
+            let spanned = in_a_span(registry.call(&caller, call_of(index, case))).await;
+            let spanned_records = sink.as_ref().map(Collect::take);
             assert_eq!(seen(&plain), seen(&with_options), "{case:?}");
-            assert_eq!(seen(&plain), seen(&full), "{case:?}");
-            if let (Some(plain), Some(with_options), Some(full)) =
-                (plain_records, options_records, full_records)
-            {
-                assert_eq!(plain.len(), 1, "{case:?}: one record per call");
-                assert_eq!(recorded(&plain[0]), recorded(&with_options[0]), "{case:?}");
-                assert_eq!(recorded(&plain[0]), recorded(&full[0]), "{case:?}");
+            assert_eq!(seen(&plain), seen(&spanned), "{case:?}");
+            let of = |records: &[AuditRecord]| records.iter().map(recorded).collect::<Vec<_>>();
+            let plain_records = plain_records.inspect(|records| {
+                assert_eq!(records.len(), 1, "{case:?}: one record per call");
+                assert_eq!(
+                    Some(of(records)),
+                    options_records.as_deref().map(of),
+                    "{case:?}"
+                );
+                assert_eq!(
+                    Some(of(records)),
+                    spanned_records.as_deref().map(of),
+                    "{case:?}"
+                );
+            });
+            for (how, other) in &waiting {
+                let outcome = other.call(&caller, call_of(index, case)).await;
+                assert_eq!(seen(&plain), seen(&outcome), "{how}: {case:?}");
+                if let Some(plain) = &plain_records {
+                    let records = sink.as_ref().map(Collect::take).unwrap_or_default();
+                    assert_eq!(records.len(), 1, "{how}: {case:?}: one record per call");
+                    assert_eq!(
+                        recorded(&plain[0]),
+                        recorded(&records[0]),
+                        "{how}: {case:?}"
+                    );
+                }
             }
         }
+    }
+}
+
+/// A call's span holds what its tool logs before and after the tool first waits: the span
+/// goes on with the rest of the call.
+#[test]
+fn a_calls_span_holds_its_tool_before_and_after_it_waits() {
+    let registry = registry_with(None, |builder| {
+        builder.filter_linked(|tool| tool.name == "logs_around_a_wait")
+    });
+    let caller = Caller::new("alice", "user");
+    let call = ToolCall::new("c-span", "logs_around_a_wait", json!({}));
+    let (outcome, log) = toolgate_tests::capture_async("debug", registry.call(&caller, call));
+    assert_eq!(outcome.result.unwrap(), json!("done"));
+    for when in ["before the wait", "after the wait"] {
+        let line = log.lines().find(|line| line.contains(when));
+        let line = line.unwrap_or_else(|| panic!("no line says {when:?} in {log}"));
+        assert!(
+            line.contains("tool_call{") && line.contains("logs_around_a_wait"),
+            "{when}: {line}"
+        );
     }
 }
 

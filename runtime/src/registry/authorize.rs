@@ -10,10 +10,12 @@ use crate::events::EventKind;
 use crate::policy::{Decision, PolicyRequest};
 use crate::registry::checked_arguments::{Arguments, WhenAsked};
 use crate::registry::contain::contained;
+use crate::registry::record::Trail;
 use crate::registry::record::Verdict;
 use crate::registry::review::{failed_inside, review};
 use crate::registry::run::Asking;
 use crate::registry::stages::Staged;
+use crate::tool::ToolResult;
 
 /// What authorization allows.
 pub(crate) enum Authorized {
@@ -165,4 +167,18 @@ fn dry_run_report(decision: &Decision) -> Value {
         Decision::Deny { reason } => ("deny", Some(reason)),
     };
     json!({"dry_run": true, "decision": decision, "reason": reason})
+}
+
+/// Notes the decision in the trail; what the call runs with (the arguments as called, or
+/// as an approver edited them), or its result if it ends here.
+pub(crate) fn authorized(
+    trail: &mut Trail<'_>,
+    (verdict, authorized): (Verdict, Result<Authorized, ToolError>),
+) -> Result<Option<Value>, ToolResult> {
+    trail.note(verdict);
+    match authorized {
+        Ok(Authorized::Run(edited)) => Ok(edited),
+        Ok(Authorized::DryRun(report)) => Err(Ok(report)),
+        Err(error) => Err(Err(error)),
+    }
 }

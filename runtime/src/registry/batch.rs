@@ -9,7 +9,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
 use crate::registry::calling::{Begin, Calling, InBatch};
 use crate::registry::cancel::Cancel;
-use crate::registry::now::Continuation;
+use crate::registry::path::Continuation;
 use crate::registry::record;
 use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
@@ -121,7 +121,7 @@ pub(crate) async fn run(
 
 /// Runs `calls` concurrently inside this task: joined, not spawned (a task per call costs
 /// about as much as the call). A tool that computes for long should use `spawn_blocking`
-/// (synchronous `#[tool]` functions do). Each call begins at once ([`now`](super::now)); at
+/// (synchronous `#[tool]` functions do). Each call begins at once ([`path`](super::path)); at
 /// most `limit` that wait are waited on at once, and only they are boxed. Outcomes come in
 /// call order.
 async fn joined(

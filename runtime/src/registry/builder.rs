@@ -534,7 +534,7 @@ impl RegistryBuilder {
             ),
             suggestion_threshold: self.suggestion_threshold,
             governance: Governance {
-                waiting_steps: Box::default(),
+                runs_in_place: false,
                 policy: self.policy,
                 approver: self.approver,
                 approver_rank,
@@ -552,10 +552,11 @@ impl RegistryBuilder {
             },
         })
         .map(|mut config: Config| {
-            config.governance.waiting_steps = config.governance.steps_that_wait();
-            if !config.governance.waiting_steps.is_empty() {
-                let steps = config.governance.waiting_steps.join(", ");
-                tracing::debug!(%steps, "calls are begun in full: these steps may wait before a tool runs");
+            let waiting = config.governance.steps_that_wait();
+            config.governance.runs_in_place = waiting.is_empty();
+            if !waiting.is_empty() {
+                let steps = waiting.join(", ");
+                tracing::debug!(%steps, "no tool runs in place: these steps may wait before a tool runs");
             }
             config
         })

@@ -1,4 +1,4 @@
-//! A call's future: the call runs at once in its first poll where it can ([`now`]), and
+//! A call's future: the call walks its path ([`path`](super::path)) in its first poll, and
 //! only the rest of one that waits is a future of its own, boxed.
 //!
 //! The call stays where the future holds it, and is read there: taking it out whole in the
@@ -10,15 +10,17 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::call::{ToolCall, ToolOutcome};
-use crate::caller::Caller;
-use crate::registry::answer::Ending;
-use crate::registry::execute::execute;
-use crate::registry::now::{self, Continuation, Rest, wait_on};
 use std::sync::Arc;
 
+use serde_json::Value;
+
+use crate::call::{ToolCall, ToolOutcome};
+use crate::caller::Caller;
 use crate::context::CancellationToken;
+use crate::registry::answer::Ending;
 use crate::registry::cancel::Cancel;
+use crate::registry::path::{self, AtStart, Continuation, Entrance, Rest, wait_on};
+use crate::registry::record::reject;
 use crate::registry::run::{ClientSide, Run};
 use crate::registry::snapshot::Snapshot;
 use crate::registry::{CallOptions, Registry};
@@ -122,14 +124,13 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
         } = self;
         let (registry, caller) = (*registry, *caller);
         let config = &registry.inner.config;
-        let dry_run = options.as_ref().is_some_and(|options| options.dry_run);
-        if !now::immediate_in(config, dry_run) {
-            // Nothing runs in place where the call's path waits from the start.
+        if config.governance.stages.wrap_calls() {
+            // The whole call inside the application's wrappers: a future of its own.
             if E::ONLY_IN_PLACE {
                 return Poll::Ready(E::given_up());
             }
-            let fully = Box::pin(registry.call_fully(caller, call.take(), options.take()));
-            return wait_on(waiting, fully, context).map(E::from);
+            let wrapped = Box::pin(registry.call_wrapped(caller, call.take(), options.take()));
+            return wait_on(waiting, wrapped, context).map(E::from);
         }
         // A guard, not a counted reference: every core counting the one snapshot's references
         // would pass its cache line back and forth on every call.
@@ -138,7 +139,8 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
             None => {
                 let run = registry.run_for(caller, None);
                 let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
-                now::begin(run, config, &snapshot, call, context, go_on, waiting)
+                let run = (run, AtStart);
+                path::begin(run, config, &snapshot, call, context, go_on, waiting)
             }
             Some(options) => {
                 // What goes on after a wait holds the options too.
@@ -147,8 +149,8 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
                     let going = async move { rest.go_on(options.run(registry, caller)).await };
                     Box::pin(going) as Continuation<'a>
                 };
-                let run = options.run(registry, caller);
-                now::begin(run, config, &snapshot, call, context, go_on, waiting)
+                let run = (options.run(registry, caller), AtStart);
+                path::begin(run, config, &snapshot, call, context, go_on, waiting)
             }
         }
     }
@@ -204,7 +206,8 @@ impl Options {
     }
 }
 
-/// A call of a batch, to the batch's tools.
+/// A call of a batch, to the batch's tools (inside the application's wrappers, if it has
+/// any).
 pub(crate) struct InBatch<'a> {
     pub(crate) run: &'a Run<'a>,
     pub(crate) snapshot: &'a Snapshot,
@@ -226,11 +229,83 @@ impl<'a> Begin<'a> for InBatch<'a> {
             call,
         } = self;
         let (run, snapshot) = (*run, *snapshot);
-        if !now::immediate(run) {
-            let fully = Box::pin(execute(run, snapshot, call.take()));
-            return wait_on(waiting, fully, context);
+        if run.config.governance.stages.wrap_calls() {
+            let wrapped = Box::pin(execute(run, snapshot, call.take(), AtStart));
+            return wait_on(waiting, wrapped, context);
         }
         let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
-        now::begin(*run, run.config, snapshot, call, context, go_on, waiting)
+        let run_at = (*run, AtStart);
+        path::begin(run_at, run.config, snapshot, call, context, go_on, waiting)
+    }
+}
+
+/// A call of a run, entering the path at `entrance`, inside no wrapper (those around it
+/// are the caller's to make).
+struct Unwrapped<'a, N> {
+    run: &'a Run<'a>,
+    snapshot: &'a Snapshot,
+    call: ToolCall,
+    entrance: N,
+}
+
+impl<'a, N: Entrance + Unpin> Begin<'a> for Unwrapped<'a, N> {
+    type Ending = ToolOutcome;
+
+    fn begin(
+        &mut self,
+        context: &mut Context<'_>,
+        waiting: &mut Option<Continuation<'a>>,
+    ) -> Poll<ToolOutcome> {
+        let run = self.run;
+        let go_on = |rest: Rest| Box::pin(rest.go_on(*run)) as Continuation<'a>;
+        let run_at = (*run, self.entrance);
+        path::begin(
+            run_at,
+            run.config,
+            self.snapshot,
+            &mut self.call,
+            context,
+            go_on,
+            waiting,
+        )
+    }
+}
+
+/// A call of `run` down its path from `entrance`, inside no wrapper.
+pub(crate) fn unwrapped<'a, N: Entrance + Unpin + Send + 'a>(
+    run: &'a Run<'a>,
+    snapshot: &'a Snapshot,
+    call: ToolCall,
+    entrance: N,
+) -> impl Future<Output = ToolOutcome> + Send + 'a {
+    Calling::new(Unwrapped {
+        run,
+        snapshot,
+        call,
+        entrance,
+    })
+}
+
+/// A call of `run` down its path from `entrance`, inside the application's wrappers: each
+/// wrapper sees the whole call, refusals and waits for approval included.
+pub(crate) async fn execute<'a, N: Entrance + Unpin + Send + 'a>(
+    run: &'a Run<'a>,
+    snapshot: &'a Snapshot,
+    call: ToolCall,
+    entrance: N,
+) -> ToolOutcome {
+    let stages = &run.config.governance.stages;
+    let (id, name) = (call.id.clone(), call.name.clone());
+    let inner = unwrapped(run, snapshot, call, entrance);
+    if !stages.wrap_calls() {
+        return inner.await;
+    }
+    match stages.wrapped(run.caller, (&id, &name), Box::pin(inner)) {
+        Ok(wrapped) => wrapped.await,
+        Err(error) => {
+            // The call never began: its refusal is recorded like any other.
+            let call = ToolCall::new(id, name, Value::Object(Default::default()));
+            reject(run.config, run.caller, call, error).await
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::registry::Config;
 use crate::registry::checked_arguments::Checked;
 use crate::registry::proof::ExactRead;
 use crate::registry::record::Trail;
-use crate::registry::run::Running;
+use crate::registry::run::{Run, Running};
 use crate::registry::snapshot::Entry;
 use crate::tool::ToolFuture;
 
@@ -141,5 +141,23 @@ pub(crate) fn tool_context(config: &Config, running: &Running<'_>) -> ToolContex
         progress: client.and_then(|client| client.progress.clone()),
         log: client.and_then(|client| client.log.clone()),
         input: client.and_then(|client| client.input.clone()),
+    }
+}
+
+/// The call's arguments, checked (or read straight into the tool's parameters, its future
+/// made).
+pub(crate) fn read<'s>(
+    run: &Run<'_>,
+    entry: &'s Arc<Entry>,
+    id: &str,
+    arguments: ToolArguments,
+    trail: &mut Trail<'s>,
+) -> Result<(Checked, Option<Started>), ToolError> {
+    match read_exact(run.config, entry, &run.running(id), arguments, run.dry_run) {
+        Ok((arguments, started)) => Ok((arguments, Some(started))),
+        Err(arguments) => {
+            let checked = read_arguments(run.config, entry, arguments, trail)?;
+            Ok((Checked::Value(checked), None))
+        }
     }
 }

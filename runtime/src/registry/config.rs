@@ -69,21 +69,19 @@ pub(crate) struct Governance {
     pub(crate) events: EventBus,
     /// The application's own stages.
     pub(crate) stages: Stages,
-    /// The steps of a call's path that may wait before its tool runs, by name, worked out
-    /// once at build from the steps themselves ([`steps_that_wait`](Self::steps_that_wait)):
-    /// a call is begun on its first poll only when there are none.
-    pub(crate) waiting_steps: Box<[&'static str]>,
+    /// Whether a tool may be run in place, its arguments read and its call authorized in
+    /// the same step: only when no step between the read and the run may wait (asked of the
+    /// steps once, at build: [`steps_that_wait`](Self::steps_that_wait)).
+    pub(crate) runs_in_place: bool,
 }
 
 impl Governance {
-    /// Asks each step of the path whether it may wait before the tool runs: a rate limit
-    /// (its store may be a database), the record written before the run, a wrapper of the
-    /// application's around the call.
+    /// Asks each step of the path between a call's read and its run whether it may wait: a
+    /// rate limit (its store may be a database), the record written before the run.
     pub(crate) fn steps_that_wait(&self) -> Box<[&'static str]> {
         let steps = [
             ("rate limits", !self.limits.is_empty()),
             ("the record before the run", self.records_before_run()),
-            ("the application's call wrappers", self.stages.wrap_calls()),
         ];
         let waiting = steps.into_iter().filter(|(_, waits)| *waits);
         waiting.map(|(step, _)| step).collect()

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use crate::caller::Caller;
 use crate::error::{ErrorCode, ToolError};
 use crate::registry::Config;
+use crate::registry::record::Trail;
+use crate::registry::run::Run;
 use crate::registry::snapshot::{CallerView, Entry, RoleView, Snapshot};
 use crate::search::{bounded, did_you_mean};
 use crate::util::bounded::{MAX_QUOTED, clip};
@@ -139,4 +141,22 @@ fn quoted_alternatives(names: &[String]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => quoted.concat(),
     }
+}
+
+/// The tool the call names, if it is not cancelled already and its caller sees the tool.
+pub(crate) fn found<'s>(
+    run: &Run<'_>,
+    snapshot: &'s Snapshot,
+    name: &str,
+    trail: &mut Trail<'s>,
+) -> Result<&'s Arc<Entry>, ToolError> {
+    if run.cancel.is_cancelled() {
+        return Err(ToolError::new(
+            ErrorCode::Cancelled,
+            "the call was cancelled before it started",
+        ));
+    }
+    let entry = find(run.config, snapshot, (run.rank, run.caller), name)?;
+    trail.seen(entry, name);
+    Ok(entry)
 }

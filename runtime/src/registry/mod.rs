@@ -15,9 +15,8 @@ mod config;
 mod confirm;
 mod contain;
 mod decide;
-mod execute;
 mod find;
-mod now;
+mod path;
 mod perform;
 mod problems;
 mod proof;
@@ -267,9 +266,10 @@ impl Registry {
     /// against the input schema, apply rate limits and the policy (asking for approval where
     /// it says so), run with timeout and panic isolation, and audit. Always returns an outcome.
     ///
-    /// A call whose path need not wait (no rate limit, approval or record before the run,
-    /// and a tool that finishes when first polled) runs to its outcome in the future's first
-    /// poll, with no future of its own; only what waits is boxed.
+    /// The call walks its path in the future's first poll; a call no step makes wait (no
+    /// rate limit, approval or record before the run, and a tool that finishes when first
+    /// polled) runs to its outcome there, with no future of its own. Only what waits is
+    /// boxed, and goes on from the step it waited at.
     pub fn call<'a>(
         &'a self,
         caller: &'a Caller,
@@ -308,7 +308,7 @@ impl Registry {
     }
 
     /// [`call`](Self::call) with options: a cancellation token, or a dry run. A call with
-    /// options begins at once as a plain call does (a dry run takes the full path).
+    /// options walks the same path as a plain call.
     pub fn call_with<'a>(
         &'a self,
         caller: &'a Caller,
@@ -320,8 +320,8 @@ impl Registry {
         Calling::new(Single::new(self, caller, call, options))
     }
 
-    /// A call down the full path.
-    async fn call_fully(
+    /// A call inside the application's wrappers.
+    async fn call_wrapped(
         &self,
         caller: &Caller,
         call: ToolCall,
@@ -333,7 +333,7 @@ impl Registry {
             Some(options) => options.run(self, caller),
             None => self.run_for(caller, None),
         };
-        execute::execute(&run, &snapshot, call).await
+        calling::execute(&run, &snapshot, call, path::AtStart).await
     }
 
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).

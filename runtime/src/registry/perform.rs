@@ -5,7 +5,6 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::task::Poll;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -19,6 +18,7 @@ use crate::output::{Produced, ProducedResult, into_tool_result};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
 use crate::registry::checked::{Started, on_demand};
+use crate::registry::checked_arguments::Checked;
 use crate::registry::contain::{ContainedDrop, contained_panic};
 use crate::registry::run::Running;
 use crate::registry::snapshot::Entry;
@@ -28,28 +28,6 @@ use crate::tool::{ToolFuture, ToolResult};
 pub(crate) enum Start<'a> {
     Value(Cow<'a, Value>),
     Started(Started),
-}
-
-/// Runs the tool in the calling task, racing it against its timeout and the caller's
-/// cancellation; a panic is caught and becomes an error.
-pub(crate) async fn perform(
-    config: &Config,
-    entry: &Entry,
-    running: &Running<'_>,
-    start: Start<'_>,
-) -> ToolResult {
-    let Started { future, token } = start.started(config, entry, running);
-    let mut tool = contain_tool(entry, future);
-    // Most tools finish when first polled: the race against the clock and the caller is set
-    // up (boxed, its timer and waiters are large) only for a tool that is still working.
-    let finished = match futures::poll!(&mut tool) {
-        Poll::Ready(finished) => finished,
-        Poll::Pending => {
-            let waiting = wait(config, entry, tool, token, running.cancel);
-            Box::pin(waiting).await?
-        }
-    };
-    ran(config, entry, (running.caller, running.call_id), finished)
 }
 
 impl Start<'_> {
@@ -255,5 +233,20 @@ fn describe_duration(limit: Duration) -> String {
         format!("{}s", limit.as_secs())
     } else {
         format!("{}ms", limit.as_millis())
+    }
+}
+
+/// How the tool starts: with an approver's edit, with its future made already, or from
+/// the checked arguments.
+pub(crate) fn start_with<'c>(
+    entry: &Entry,
+    arguments: &'c Checked,
+    edited: Option<&'c Value>,
+    started: Option<Started>,
+) -> Start<'c> {
+    match (edited, started) {
+        (Some(edited), _) => Start::Value(Cow::Borrowed(edited)),
+        (None, Some(started)) => Start::Started(started),
+        (None, None) => Start::Value(arguments.value(entry)),
     }
 }

@@ -6,19 +6,17 @@ use serde_json::Value;
 use smol_str::SmolStr;
 
 use crate::approval::{DecidedCall, PendingCall};
-use crate::arguments::ToolArguments;
 use crate::audit::{CallArguments, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
-use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::registry::Config;
-use crate::registry::authorize::Authorized;
+use crate::registry::calling::unwrapped;
 use crate::registry::cancel::Cancel;
 use crate::registry::decide::refused_by_a_person;
-use crate::registry::execute::{Ready, prepare, run_decided};
 use crate::registry::find::unseen;
-use crate::registry::record::{Trail, Verdict, finish, reject};
+use crate::registry::path::Approved;
+use crate::registry::record::{Trail, finish, reject};
 use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
 
@@ -84,80 +82,83 @@ async fn resolve(
         ..
     } = pending;
     let mut trail = Trail::of(run_id.as_deref());
-    let result = match resolution {
+    let decided = |decision: &str| {
+        config.governance.events.publish(|| {
+            let kind = EventKind::ApprovalDecided {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                decided_by: decider.id().to_owned(),
+                decision: decision.to_owned(),
+            };
+            (caller.id().to_owned(), run_id.clone(), kind)
+        });
+    };
+    let error = match resolution {
         Resolution::Approve => {
-            trail.approver = Some(decider.id().to_owned());
-            let call = (&caller, call_id.as_str(), tool.as_str());
-            let arguments = (arguments, run_id.as_deref());
-            run_approved(config, snapshot, call, arguments, &mut trail).await
+            decided("approved");
+            let call = ToolCall::new(call_id.as_str(), tool.as_str(), arguments);
+            let outcome = run_approved(config, snapshot, (&caller, call), decider, &run_id).await;
+            if run_id.is_some() {
+                keep_for_its_run(config, &ticket_id, expires, &outcome).await;
+            }
+            return outcome;
         }
         Resolution::Deny { reason } => {
             trail.approver = Some(decider.id().to_owned());
             trail.decision = "approval_denied";
-            trail.arguments = redacted(snapshot, &tool, &arguments);
-            Err(refused_by_a_person(reason))
+            refused_by_a_person(reason)
         }
         Resolution::Withdraw => {
             // The caller itself, as it presents now, no longer sees the tool.
             trail.decision = "withdrawn";
-            trail.arguments = redacted(snapshot, &tool, &arguments);
             let rank = config.roles.rank(decider.role());
-            Err(unseen(config, snapshot, (rank, decider), &tool))
+            unseen(config, snapshot, (rank, decider), &tool)
         }
     };
-    config.governance.events.publish(|| {
-        let kind = EventKind::ApprovalDecided {
-            call_id: call_id.clone(),
-            tool: tool.clone(),
-            decided_by: decider.id().to_owned(),
-            decision: trail.decision.to_owned(),
-        };
-        (caller.id().to_owned(), trail.run_id.clone(), kind)
-    });
+    trail.arguments = redacted(snapshot, &tool, &arguments);
+    decided(trail.decision);
     let keep = trail.run_id.is_some();
     let (call_id, tool) = (call_id.into(), tool.into());
-    let outcome = finish(config, &caller, call_id, tool, result, started, &mut trail)
-        .written()
-        .await;
+    let outcome = finish(
+        config,
+        &caller,
+        call_id,
+        tool,
+        Err(error),
+        started,
+        &mut trail,
+    )
+    .written()
+    .await;
     if keep {
         keep_for_its_run(config, &ticket_id, expires, &outcome).await;
     }
     outcome
 }
 
-/// An approved call runs as the caller who made it, on the same steps as every call from
-/// the moment it is decided: found and read again (the tool may have changed since), then
-/// recorded before it runs where that is asked, run, its result checked, kept for its record.
-async fn run_approved<'s>(
+/// An approved call runs as the caller who made it, down the path every call walks, from
+/// its decision on: found and read again (the tool may have changed since), recorded
+/// before it runs where that is asked, run, its result checked, recorded.
+async fn run_approved(
     config: &Config,
-    snapshot: &'s Snapshot,
-    (caller, call_id, tool): (&Caller, &str, &str),
-    (arguments, run_id): (Value, Option<&str>),
-    trail: &mut Trail<'s>,
-) -> Result<Value, ToolError> {
+    snapshot: &Snapshot,
+    (caller, call): (&Caller, ToolCall),
+    approver: &Caller,
+    run_id: &Option<String>,
+) -> ToolOutcome {
     let run = Run {
         config,
         rank: config.roles.rank(caller.role()),
         caller,
         cancel: Cancel(None),
         dry_run: false,
-        run_id,
+        run_id: run_id.as_deref(),
         // Nobody asked: the caller who made the call is not waiting on it.
         client: None,
     };
-    let arguments = ToolArguments::Value(arguments);
-    let (entry, arguments, started) = prepare(&run, snapshot, call_id, tool, arguments, trail)?;
-    let ready = Ready {
-        entry,
-        arguments: &arguments,
-        started,
-    };
-    let approved = (Verdict::new("approved"), Ok(Authorized::Run(None)));
-    let result = run_decided(&run, call_id, ready, approved, trail).await;
-    if config.governance.audits() {
-        trail.keep(arguments, entry);
-    }
-    result
+    // Inside no wrapper here: `resume` wrapped the whole of it.
+    let approved = Approved(approver.id());
+    unwrapped(&run, snapshot, call, approved).await
 }
 
 fn redacted(snapshot: &Snapshot, tool: &str, arguments: &Value) -> CallArguments<'static> {

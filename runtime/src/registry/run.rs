@@ -53,7 +53,6 @@ impl ClientSide {
 pub(crate) struct Running<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
-    pub(crate) cancel: Cancel<'a>,
     pub(crate) client: Option<&'a ClientSide>,
 }
 
@@ -63,7 +62,6 @@ impl<'r> Run<'r> {
         Running {
             caller: self.caller,
             call_id,
-            cancel: self.cancel,
             client: self.client,
         }
     }
