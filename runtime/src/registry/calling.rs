@@ -76,7 +76,7 @@ impl<'a, B: Begin<'a> + Unpin> Future for Calling<'a, B> {
 
 /// A single call, to the registry's tools as they are when it begins, ending in `E` (a
 /// [`ToolOutcome`], an [`Answer`](super::answer::Answer) for a caller that writes it out,
-/// or an answer if the call ran in place, [`IfInPlace`](super::answer::IfInPlace)).
+/// or an answer if the call ran in place, `IfInPlace` (the HTTP adapter's)).
 pub(crate) struct Single<'a, E = ToolOutcome> {
     registry: &'a Registry,
     caller: &'a Caller,

@@ -2,7 +2,8 @@
 
 mod answer;
 #[cfg(feature = "axum")]
-pub(crate) use answer::{Answer, IfInPlace};
+pub(crate) use answer::Answer;
+pub(crate) use answer::Ending;
 mod approve;
 mod authorize;
 mod batch;
@@ -51,7 +52,6 @@ use crate::roles::Roles;
 use crate::store_error::StoreError;
 use crate::tool::Tool;
 use crate::util::sync::lock;
-use answer::Ending;
 use calling::{Calling, Options, Single};
 use resume::{Resolution, resume};
 use run::{ClientSide, Run};
@@ -281,7 +281,7 @@ impl Registry {
     /// [`call`](Self::call), ending as `E` wants: a [`ToolOutcome`]; an
     /// [`Answer`](answer::Answer) for a front end that writes the outcome out as JSON (a
     /// tool that runs in place may give its result as its value's text, written as it is);
-    /// or an [`IfInPlace`](answer::IfInPlace), made only if its tool runs in place with its
+    /// or the HTTP adapter's `IfInPlace`, made only if its tool runs in place with its
     /// arguments read straight into its parameters, else given up with nothing done or
     /// recorded (for text cut out of a request on the guess that it is one JSON object,
     /// which only a reader that reads the whole of it confirms).

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::if_in_place::IfInPlace;
 use crate::Caller;
 use crate::adapters::http::Shared;
 use crate::adapters::http::errors::ApiError;
@@ -18,7 +19,7 @@ use crate::adapters::http::outcome::{outcome_response, outcomes_response};
 use crate::adapters::http::wire::{Calls, parse_call_request, usual_single};
 use crate::approval::TicketError;
 use crate::formats::Format;
-use crate::registry::{Answer, IfInPlace};
+use crate::registry::Answer;
 use crate::registry::{BatchOptions, CallOptions};
 use crate::util::bounded::{MAX_QUOTED, clip};
 

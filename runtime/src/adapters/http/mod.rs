@@ -55,6 +55,7 @@ mod errors;
 mod events;
 mod extract;
 mod handlers;
+mod if_in_place;
 mod maybe_text;
 mod outcome;
 mod search;
