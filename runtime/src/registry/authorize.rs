@@ -53,7 +53,9 @@ pub(crate) fn authorize(
 /// [`authorize`] where the application's call stages come first: a stage's refusal ends
 /// the call; what the stages let through (as they rewrote it) goes to the policy, and a
 /// stage's demand for approval stands whatever the policy allows.
-#[inline(never)]
+// Inlined: kept apart, it made calls without stages 49 instructions slower on the `search`
+// bench row (register use around the call), and a call with one stage no faster.
+#[inline]
 fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
     let stages = &asking.config.governance.stages;
     let entry = asking.entry;
