@@ -162,6 +162,8 @@ fn walk_first<'a, O: Ending, N: Entrance>(
     let started = crate::util::time::now();
     let mut trail = Trail::of(run.run_id);
     if let Some(approver) = entrance.approver() {
+        // Its record says what the person decided, also if its tool is gone since.
+        trail.decision = "approved";
         trail.approver = Some(approver.to_owned());
     }
     // Where the result is written once, and read from only when the outcome is made (see

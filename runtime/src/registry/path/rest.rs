@@ -98,8 +98,9 @@ async fn wait_through<'e>(
             Wait::Approval(asked) => {
                 let asking = run.asking(entry, id);
                 let (reason, staging) = *asked;
-                let arguments = carried.arguments.value(entry).into_owned();
+                let arguments = carried.arguments.value(entry);
                 let decision = require_approval(&asking, &arguments, reason, staging).await;
+                drop(arguments);
                 Next::Decided(carried, decision)
             }
             Wait::RecordBefore => {
