@@ -53,11 +53,7 @@ impl<'a> PolicyRequest<'a> {
     /// assert!(matches!(DefaultPolicy::default().decide(&request), Decision::RequireApproval { .. }));
     /// ```
     pub fn new(tool: &'a ToolDefinition, caller: &'a Caller, arguments: &'a Value) -> Self {
-        PolicyRequest {
-            tool,
-            caller,
-            arguments,
-        }
+        Self::lazy(tool, caller, arguments)
     }
 
     /// Made by the registry, which reads the arguments into a value only if they are asked for.

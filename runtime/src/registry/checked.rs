@@ -57,11 +57,11 @@ pub(crate) fn exact_input<'a>(
     arguments: &'a mut ToolArguments,
     dry_run: bool,
 ) -> Option<(&'a ExactRead, ExactInput<'a>)> {
-    let governance = &config.governance;
     let limits = &config.limits;
-    let exact = entry.exact.as_ref().filter(|exact| {
-        !dry_run && exact.depth <= limits.max_depth && !governance.records_before_run()
-    })?;
+    let exact = entry
+        .exact
+        .as_ref()
+        .filter(|exact| !dry_run && reads_straight(config, exact))?;
     let input = match arguments {
         ToolArguments::Text(text) if text.len() <= limits.max_bytes => ExactInput::Text(text),
         // Only an object is read directly (see `ExactInput::read`); anything else is left
@@ -73,6 +73,13 @@ pub(crate) fn exact_input<'a>(
         _ => return None,
     };
     Some((exact, input))
+}
+
+/// Whether a proven tool's arguments are read straight into its parameters under `config`:
+/// not too deep for its limits, and not recorded before the run (which wants a value).
+#[inline]
+pub(crate) fn reads_straight(config: &Config, exact: &ExactRead) -> bool {
+    exact.depth <= config.limits.max_depth && !config.governance.records_before_run()
 }
 
 /// Arguments an exact reader has read, as checked ones: taken out of where they are held

@@ -257,9 +257,7 @@ impl Registry {
         let snapshot = self.inner.snapshot.load();
         let config = &self.inner.config;
         let exact = snapshot.any(tool).and_then(|entry| entry.exact.as_ref());
-        exact.is_some_and(|exact| {
-            exact.depth <= config.limits.max_depth && !config.governance.records_before_run()
-        })
+        exact.is_some_and(|exact| checked::reads_straight(config, exact))
     }
 
     /// Runs one call for `caller`: look up among the caller's tools, check the arguments

@@ -81,7 +81,6 @@ async fn resolve(
         run_id,
         ..
     } = pending;
-    let mut trail = Trail::of(run_id.as_deref());
     let decided = |decision: &str| {
         config.governance.events.publish(|| {
             let kind = EventKind::ApprovalDecided {
@@ -93,44 +92,47 @@ async fn resolve(
             (caller.id().to_owned(), run_id.clone(), kind)
         });
     };
-    let error = match resolution {
-        Resolution::Approve => {
-            decided("approved");
-            let call = ToolCall::new(call_id.as_str(), tool.as_str(), arguments);
-            let outcome = run_approved(config, snapshot, (&caller, call), decider, &run_id).await;
-            if run_id.is_some() {
-                keep_for_its_run(config, &ticket_id, expires, &outcome).await;
-            }
-            return outcome;
-        }
+    let refusal = match resolution {
+        Resolution::Approve => None,
         Resolution::Deny { reason } => {
-            trail.approver = Some(decider.id().to_owned());
-            trail.decision = "approval_denied";
-            refused_by_a_person(reason)
+            let approver = Some(decider.id().to_owned());
+            Some(("approval_denied", approver, refused_by_a_person(reason)))
         }
         Resolution::Withdraw => {
             // The caller itself, as it presents now, no longer sees the tool.
-            trail.decision = "withdrawn";
             let rank = config.roles.rank(decider.role());
-            unseen(config, snapshot, (rank, decider), &tool)
+            let error = unseen(config, snapshot, (rank, decider), &tool);
+            Some(("withdrawn", None, error))
         }
     };
-    trail.arguments = redacted(snapshot, &tool, &arguments);
-    decided(trail.decision);
-    let keep = trail.run_id.is_some();
-    let (call_id, tool) = (call_id.into(), tool.into());
-    let outcome = finish(
-        config,
-        &caller,
-        call_id,
-        tool,
-        Err(error),
-        started,
-        &mut trail,
-    )
-    .written()
-    .await;
-    if keep {
+    let outcome = match refusal {
+        None => {
+            decided("approved");
+            let call = ToolCall::new(call_id.as_str(), tool.as_str(), arguments);
+            run_approved(config, snapshot, (&caller, call), decider, &run_id).await
+        }
+        Some((decision, approver, error)) => {
+            decided(decision);
+            let mut trail = Trail {
+                decision,
+                approver,
+                arguments: redacted(snapshot, &tool, &arguments),
+                ..Trail::of(run_id.as_deref())
+            };
+            let (call_id, tool) = (call_id.into(), tool.into());
+            let refused = finish(
+                config,
+                &caller,
+                call_id,
+                tool,
+                Err(error),
+                started,
+                &mut trail,
+            );
+            refused.written().await
+        }
+    };
+    if run_id.is_some() {
         keep_for_its_run(config, &ticket_id, expires, &outcome).await;
     }
     outcome
