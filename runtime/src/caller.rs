@@ -1,5 +1,9 @@
-//! Who is calling: an id and a role.
+//! Who is calling: an id and a role, and, for a caller identified by a token, its issuer
+//! and claims.
 
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
 /// The identity a call is made for. Cheap to clone: an id or role of up to 23 bytes is kept
@@ -13,14 +17,21 @@ use smol_str::SmolStr;
 /// caller everything, as it does a caller of an unknown role, and its refusals are recorded
 /// with the id escaped (`ada\u{0}`).
 ///
+/// A caller identified by a token ([`identity`](crate::identity), or the application's own
+/// check) also carries the token's issuer and claims ([`with_identity`](Caller::with_identity)),
+/// for the application's rules over them. They are facts of the caller presenting now: stores
+/// keep only the id and the role, and a caller is equal to another with the same id, role
+/// and issuer. Its `Debug` names the claims, never their values.
+///
 /// ```
 /// use toolgate::Caller;
 ///
 /// let caller = Caller::new("user-42", "customer");
 /// assert_eq!(caller.id(), "user-42");
 /// assert_eq!(caller.role(), "customer");
+/// assert_eq!(caller.issuer(), None);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(from = "Kept")]
 pub struct Caller {
     id: SmolStr,
@@ -28,6 +39,43 @@ pub struct Caller {
     /// Whether the id holds no control character (worked out once, here).
     #[serde(skip_serializing)]
     storable: bool,
+    /// The token's issuer and claims: one pointer, absent for callers without a token.
+    #[serde(skip_serializing)]
+    token: Option<Arc<TokenFacts>>,
+}
+
+/// What a token said of its bearer.
+struct TokenFacts {
+    issuer: SmolStr,
+    claims: Map<String, Value>,
+}
+
+impl PartialEq for Caller {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.role == other.role && self.issuer() == other.issuer()
+    }
+}
+
+impl Eq for Caller {}
+
+impl std::hash::Hash for Caller {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+        self.role.hash(state);
+        self.issuer().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = formatter.debug_struct("Caller");
+        shown.field("id", &self.id).field("role", &self.role);
+        if let Some(token) = &self.token {
+            let names: Vec<&str> = token.claims.keys().map(String::as_str).collect();
+            shown.field("issuer", &token.issuer).field("claims", &names);
+        }
+        shown.finish()
+    }
 }
 
 /// A caller as stores keep it.
@@ -52,7 +100,43 @@ impl Caller {
             id,
             role: role.into(),
             storable,
+            token: None,
         }
+    }
+
+    /// The same caller, identified by a token of `issuer` holding `claims`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolgate::Caller;
+    ///
+    /// let claims = json!({"sub": "ana", "groups": ["vets"]});
+    /// let caller = Caller::new("ana", "staff")
+    ///     .with_identity("https://id.example.com", claims.as_object().unwrap().clone());
+    /// assert_eq!(caller.issuer(), Some("https://id.example.com"));
+    /// assert_eq!(caller.claim("groups"), Some(&json!(["vets"])));
+    /// ```
+    pub fn with_identity(mut self, issuer: impl Into<SmolStr>, claims: Map<String, Value>) -> Self {
+        self.token = Some(Arc::new(TokenFacts {
+            issuer: issuer.into(),
+            claims,
+        }));
+        self
+    }
+
+    /// The issuer of the token that identified the caller, if a token did.
+    pub fn issuer(&self) -> Option<&str> {
+        self.token.as_ref().map(|token| token.issuer.as_str())
+    }
+
+    /// Every claim of the token that identified the caller, if a token did.
+    pub fn claims(&self) -> Option<&Map<String, Value>> {
+        self.token.as_ref().map(|token| &token.claims)
+    }
+
+    /// One claim of the caller's token.
+    pub fn claim(&self, name: &str) -> Option<&Value> {
+        self.claims().and_then(|claims| claims.get(name))
     }
 
     /// The caller's id.
@@ -85,6 +169,12 @@ impl Caller {
             true => self.id.clone(),
             false => self.id.escape_debug().to_string().into(),
         }
+    }
+
+    /// The issuer as records keep it.
+    #[inline(always)]
+    pub(crate) fn issuer_text(&self) -> Option<&SmolStr> {
+        self.token.as_ref().map(|token| &token.issuer)
     }
 
     /// The caller's role as it is kept.

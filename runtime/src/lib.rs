@@ -93,6 +93,9 @@ mod error;
 pub mod events;
 mod exact;
 pub mod formats;
+#[cfg(feature = "oidc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oidc")))]
+pub mod identity;
 pub mod input;
 pub mod logging;
 mod output;

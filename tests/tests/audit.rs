@@ -299,6 +299,7 @@ fn write_log(path: &std::path::Path, count: u32) -> Vec<String> {
         sink.record(&AuditRecord {
             time_ms: 1_700_000_000_000 + u64::from(n),
             caller: "alice".into(),
+            issuer: None,
             role: "user".into(),
             tool: "count".into(),
             call_id: n.to_string(),
@@ -408,6 +409,7 @@ fn the_tracing_sink_emits_one_event_per_record() {
         TracingSink.record(&AuditRecord {
             time_ms: 1,
             caller: "alice".into(),
+            issuer: None,
             role: "user".into(),
             tool: "count".into(),
             call_id: "c-1".into(),

@@ -194,6 +194,8 @@ pub(crate) struct Facts {
     pub(crate) approver: Option<String>,
     pub(crate) outcome: Cow<'static, str>,
     pub(crate) duration_ms: f64,
+    /// The issuer of the caller's token, if a token identified it.
+    pub(crate) issuer: Option<SmolStr>,
 }
 
 impl Facts {
@@ -202,6 +204,7 @@ impl Facts {
         AuditRecord {
             time_ms: self.time_ms,
             caller: names.caller.to_string(),
+            issuer: self.issuer.map(String::from),
             role: names.role.to_string(),
             tool: names.tool.to_string(),
             call_id: names.call_id.to_string(),
@@ -257,6 +260,7 @@ impl KeptRecord {
             approver,
             outcome,
             duration_ms,
+            issuer,
         } = facts;
         let kept = &mut self.facts;
         kept.order = order;
@@ -265,6 +269,7 @@ impl KeptRecord {
         kept.outcome = outcome;
         kept.duration_ms = duration_ms;
         kept.approver = approver;
+        kept.issuer = issuer;
         self.caller.clone_from(names.caller);
         self.role.clone_from(names.role);
         self.tool.clone_from(names.tool);
@@ -279,6 +284,7 @@ impl KeptRecord {
         let record = AuditRecord {
             time_ms: facts.time_ms,
             caller: self.caller.to_string(),
+            issuer: facts.issuer.as_ref().map(SmolStr::to_string),
             role: self.role.to_string(),
             tool: self.tool.to_string(),
             call_id: self.call_id.to_string(),
@@ -313,6 +319,7 @@ impl From<AuditRecord> for Whole {
                 approver: record.approver,
                 outcome: Cow::Owned(record.outcome),
                 duration_ms: record.duration_ms,
+                issuer: record.issuer.map(SmolStr::from),
             },
             names: [record.caller, record.role, record.tool, record.call_id].map(SmolStr::from),
             arguments: record.arguments,

@@ -33,6 +33,7 @@ use crate::store_error::{StoreFuture, ready};
 ///     let record = AuditRecord {
 ///         time_ms: 0,
 ///         caller: "ann".into(),
+///         issuer: None,
 ///         role: "staff".into(),
 ///         tool: "add".into(),
 ///         call_id: call_id.into(),

@@ -28,6 +28,7 @@ pub(crate) fn test_record(caller: &str, call_id: &str) -> AuditRecord {
     AuditRecord {
         time_ms: 0,
         caller: caller.into(),
+        issuer: None,
         role: "staff".into(),
         tool: "add".into(),
         call_id: call_id.into(),
@@ -51,6 +52,10 @@ pub struct AuditRecord {
     pub time_ms: u64,
     /// The caller's id.
     pub caller: String,
+    /// The issuer of the token that identified the caller, when a token did
+    /// ([`identity`](crate::identity)); absent from records of other callers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
     /// The caller's role.
     pub role: String,
     /// The tool's name, as called.
@@ -127,6 +132,7 @@ impl AuditSink for TracingSink {
         tracing::info!(
             target: "toolgate::audit",
             caller = %record.caller,
+            issuer = record.issuer.as_deref().unwrap_or(""),
             role = %record.role,
             tool = %record.tool,
             call_id = %record.call_id,

@@ -275,6 +275,7 @@ pub(crate) async fn before_run(
     let record = AuditRecord {
         time_ms: crate::util::time::now_millis(),
         caller: caller.recorded_id().to_string(),
+        issuer: caller.issuer().map(str::to_owned),
         role: caller.role().to_owned(),
         // The tool's own name, however the call spelled it.
         tool: entry.definition.name.clone(),
@@ -425,6 +426,7 @@ pub(crate) fn audit<'a>(
                 Err(error) => error.code.wire(),
             },
             duration_ms: crate::util::time::millis(duration),
+            issuer: caller.issuer_text().cloned(),
         };
         let sinks_want = governance
             .sinks

@@ -2,7 +2,8 @@
 //! grants, rate-limit budgets, and audit records.
 //!
 //! Each kind of state has its trait beside the data it keeps ([`PendingStore`],
-//! [`RunStore`], [`GrantStore`], [`RateLimitStore`], [`AuditStore`]); the registry holds
+//! [`RunStore`], [`GrantStore`], [`RateLimitStore`], [`AuditStore`], and the console's
+//! sign-in [`SessionStore`]); the registry holds
 //! trait objects, so no call path knows which database it talks to. [`Stores`] bundles one
 //! of each, from one address:
 //!
@@ -33,6 +34,7 @@ pub mod postgres;
 mod rows;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod schema;
+mod sessions;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -44,6 +46,7 @@ pub use crate::agent::{MemoryRunStore, RunStore};
 pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
 pub use crate::audit::{AuditStore, MemoryAuditStore};
 pub use crate::rate_limits::{MemoryRateLimitStore, RateLimitStore};
+pub use sessions::{MemorySessionStore, SessionStore};
 
 /// One store of each kind; give it to [`RegistryBuilder::stores`](crate::RegistryBuilder::stores)
 /// (and its `runs` to [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store)).
@@ -59,6 +62,8 @@ pub struct Stores {
     pub rate_limits: Arc<dyn RateLimitStore>,
     /// Audit records, for history and verification.
     pub audit: Arc<dyn AuditStore>,
+    /// People's sign-in sessions (the console's sign-in through an identity provider).
+    pub sessions: Arc<dyn SessionStore>,
 }
 
 impl std::fmt::Debug for Stores {
@@ -88,13 +93,20 @@ impl Stores {
             grants: Arc::new(MemoryGrantStore::default()),
             rate_limits: Arc::new(MemoryRateLimitStore::default()),
             audit: Arc::new(MemoryAuditStore::new(1000)),
+            sessions: Arc::new(MemorySessionStore::default()),
         }
     }
 
     /// One store serving every kind of state (as the database stores do).
     pub fn all_in<S>(store: &S) -> Stores
     where
-        S: PendingStore + RunStore + GrantStore + RateLimitStore + AuditStore + Clone,
+        S: PendingStore
+            + RunStore
+            + GrantStore
+            + RateLimitStore
+            + AuditStore
+            + SessionStore
+            + Clone,
     {
         Stores {
             pending: Arc::new(store.clone()),
@@ -102,6 +114,7 @@ impl Stores {
             grants: Arc::new(store.clone()),
             rate_limits: Arc::new(store.clone()),
             audit: Arc::new(store.clone()),
+            sessions: Arc::new(store.clone()),
         }
     }
 

@@ -4,10 +4,11 @@
 use crate::store::StoreError;
 
 /// The schema version the database stores create and understand.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [r#"
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    r#"
 CREATE TABLE toolgate_pending (
     ticket_id TEXT PRIMARY KEY,
     expires BIGINT NOT NULL,
@@ -49,7 +50,16 @@ CREATE TABLE toolgate_audit_head (
     next_seq BIGINT NOT NULL,
     hash TEXT NOT NULL
 );
-"#];
+"#,
+    r#"
+CREATE TABLE toolgate_sessions (
+    key TEXT PRIMARY KEY,
+    expires BIGINT NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX toolgate_sessions_expires ON toolgate_sessions (expires);
+"#,
+];
 
 /// Where the version is kept.
 pub(crate) const VERSION_TABLE: &str =

@@ -46,6 +46,8 @@
 //! allows only its own scripts (no inline script, no `eval`), and may not be framed.
 
 mod assets;
+#[cfg(feature = "oidc")]
+mod sign_in;
 
 use std::sync::Arc;
 
@@ -56,6 +58,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
+
+#[cfg(feature = "oidc")]
+pub use sign_in::ProviderSignIn;
 
 /// How the person using the console is signed in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,6 +83,8 @@ pub struct Console {
     title: String,
     sign_in: SignIn,
     components: String,
+    #[cfg(feature = "oidc")]
+    provider: Option<ProviderSignIn>,
 }
 
 impl Default for Console {
@@ -96,6 +103,8 @@ impl Console {
             title: "Approvals".to_owned(),
             sign_in: SignIn::Session,
             components: String::new(),
+            #[cfg(feature = "oidc")]
+            provider: None,
         }
     }
 
@@ -138,6 +147,17 @@ impl Console {
         self
     }
 
+    /// People sign in through the identity provider (feature `oidc`): the page offers a
+    /// "Sign in" that goes to the provider and comes back with a session cookie (see
+    /// [`ProviderSignIn`]), and a field for a token pasted by hand beside it. The router's
+    /// authentication must be the same [`Identity`](crate::identity::Identity), which reads
+    /// the session's cookie.
+    #[cfg(feature = "oidc")]
+    pub fn sign_in_through(mut self, sign_in: ProviderSignIn) -> Self {
+        self.provider = Some(sign_in);
+        self
+    }
+
     /// The application's script registering result components, run after the console's
     /// own: `toolgate.component("pet_card", (result, outcome) => toolgate.el("div", {}, ...))`.
     pub fn components(mut self, script: impl Into<String>) -> Self {
@@ -151,10 +171,7 @@ impl Console {
         let config = json!({
             "api": self.api,
             "title": self.title,
-            "sign_in": match self.sign_in {
-                SignIn::Session => "session",
-                SignIn::BearerToken => "bearer_token",
-            },
+            "sign_in": self.sign_in_name(),
         })
         .to_string();
         let at = self.at;
@@ -162,13 +179,16 @@ impl Console {
             page: Bytes::from(assets::PAGE.replace("{{base}}", &at)),
             config: Bytes::from(config),
             components: Bytes::from(self.components),
+            at: at.clone(),
+            #[cfg(feature = "oidc")]
+            sign_in: self.provider,
         });
         let root = if at.is_empty() { "/" } else { at.as_str() };
         let mut router = Router::new().route(root, get(page));
         if !at.is_empty() {
             router = router.route(&format!("{at}/"), get(page));
         }
-        router
+        router = router
             .route(
                 &format!("{at}/console.js"),
                 get(|| async { script(assets::SCRIPT) }),
@@ -178,8 +198,31 @@ impl Console {
                 get(|| async { asset(assets::STYLE, "text/css") }),
             )
             .route(&format!("{at}/components.js"), get(components))
-            .route(&format!("{at}/config.json"), get(settings))
-            .with_state(served)
+            .route(&format!("{at}/config.json"), get(settings));
+        #[cfg(feature = "oidc")]
+        let router = match &served.sign_in {
+            Some(sign_in) => router
+                .route(&format!("{at}/sign-in"), get(sign_in::start))
+                .route(&sign_in.callback_path(), get(sign_in::callback))
+                .route(
+                    &format!("{at}/sign-out"),
+                    axum::routing::post(sign_in::sign_out),
+                ),
+            None => router,
+        };
+        router.with_state(served)
+    }
+
+    /// How the page signs people in, as its script reads it.
+    fn sign_in_name(&self) -> &'static str {
+        #[cfg(feature = "oidc")]
+        if self.provider.is_some() {
+            return "provider";
+        }
+        match self.sign_in {
+            SignIn::Session => "session",
+            SignIn::BearerToken => "bearer_token",
+        }
     }
 }
 
@@ -188,6 +231,10 @@ struct Served {
     page: Bytes,
     config: Bytes,
     components: Bytes,
+    /// Where the console is.
+    at: String,
+    #[cfg(feature = "oidc")]
+    sign_in: Option<ProviderSignIn>,
 }
 
 async fn page(State(served): State<Arc<Served>>) -> Response {

@@ -4,36 +4,132 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::http::StatusCode;
+use axum::Json;
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 
 use crate::caller::Caller;
 
-/// A refused request: `401` (who are you?) or `403` (not you).
+/// A refused request: `401` (who are you?), `403` (not you) or `503` (who you are cannot be
+/// checked now). A `401` or `403` is answered with a `WWW-Authenticate: Bearer` challenge
+/// (RFC 6750) naming the error, the scope needed and, where the application publishes it,
+/// the resource's metadata (RFC 9728), as MCP's authorization asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthError {
-    /// `401 Unauthorized` or `403 Forbidden`.
+    /// `401 Unauthorized`, `403 Forbidden` or `503 Service Unavailable`.
     pub status: StatusCode,
     /// Said to the client.
     pub message: String,
+    challenge: Challenge,
+}
+
+/// What the `WWW-Authenticate` header says beside `Bearer`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Challenge {
+    error: Option<&'static str>,
+    scope: Option<String>,
+    resource_metadata: Option<String>,
 }
 
 impl AuthError {
-    /// `401`: missing or unknown credentials.
+    /// `401`: unknown or invalid credentials (`error="invalid_token"`).
     pub fn unauthenticated(message: impl Into<String>) -> Self {
+        AuthError::with(StatusCode::UNAUTHORIZED, Some("invalid_token"), message)
+    }
+
+    /// `401`: no credentials were sent (a challenge without an error, RFC 6750 §3.1).
+    pub fn no_credentials(message: impl Into<String>) -> Self {
+        AuthError::with(StatusCode::UNAUTHORIZED, None, message)
+    }
+
+    /// `403`: known, but not allowed in (`error="insufficient_scope"`).
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        AuthError::with(StatusCode::FORBIDDEN, Some("insufficient_scope"), message)
+    }
+
+    /// `503`: the caller cannot be checked now (an identity provider is down); not a `401`,
+    /// so a client keeps its credentials and tries again.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        AuthError::with(StatusCode::SERVICE_UNAVAILABLE, None, message)
+    }
+
+    /// Names the scopes that would do (`scope="..."` in the challenge).
+    pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
+        self.challenge.scope = Some(scope.into());
+        self
+    }
+
+    /// Names where the resource's metadata is (`resource_metadata="..."`).
+    pub fn with_resource_metadata(mut self, url: impl Into<String>) -> Self {
+        self.challenge.resource_metadata = Some(url.into());
+        self
+    }
+
+    fn with(status: StatusCode, error: Option<&'static str>, message: impl Into<String>) -> Self {
         AuthError {
-            status: StatusCode::UNAUTHORIZED,
+            status,
             message: message.into(),
+            challenge: Challenge {
+                error,
+                ..Challenge::default()
+            },
         }
     }
 
-    /// `403`: known, but not allowed in.
-    pub fn forbidden(message: impl Into<String>) -> Self {
-        AuthError {
-            status: StatusCode::FORBIDDEN,
-            message: message.into(),
+    /// The stable code of the JSON error body.
+    pub(crate) fn code(&self) -> &'static str {
+        match self.status {
+            StatusCode::FORBIDDEN => "forbidden",
+            StatusCode::SERVICE_UNAVAILABLE => "identity_unavailable",
+            _ => "unauthenticated",
         }
     }
+
+    /// The `WWW-Authenticate` value of a `401` or `403`; `metadata` is named when the error
+    /// names none. Quoted values are left out if they hold a quote or backslash.
+    pub(crate) fn www_authenticate(&self, metadata: Option<&str>) -> Option<String> {
+        if !matches!(
+            self.status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
+        ) {
+            return None;
+        }
+        let challenge = &self.challenge;
+        let metadata = challenge.resource_metadata.as_deref().or(metadata);
+        let parameters = [
+            ("error", challenge.error),
+            ("scope", challenge.scope.as_deref()),
+            ("resource_metadata", metadata),
+        ];
+        let said: Vec<String> = parameters
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, value?)))
+            .filter(|(_, value)| {
+                !value.contains(['"', '\\']) && !value.chars().any(char::is_control)
+            })
+            .map(|(name, value)| format!("{name}=\"{value}\""))
+            .collect();
+        Some(match said.is_empty() {
+            true => "Bearer".to_owned(),
+            false => format!("Bearer {}", said.join(", ")),
+        })
+    }
+}
+
+/// The answer to a request the authentication hook did not let in: JSON
+/// (`{"error": {"code", "message"}}`) with the `WWW-Authenticate` challenge of a `401` or
+/// `403`, naming `metadata` where the error names no resource metadata of its own.
+pub(crate) fn refusal(error: AuthError, metadata: Option<&str>) -> Response {
+    let challenge = error.www_authenticate(metadata);
+    let body = serde_json::json!({"error": {"code": error.code(), "message": error.message}});
+    let mut response = (error.status, Json(body)).into_response();
+    if let Some(value) = challenge.and_then(|text| HeaderValue::from_str(&text).ok()) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// The future of an authentication: an answer known at once ([`AuthFuture::ready`], kept

@@ -12,7 +12,9 @@ use axum::http::request::Parts;
 use http_body_util::LengthLimitError;
 
 use crate::adapters::http::Shared;
-use crate::adapters::http::auth::AuthError;
+use axum::response::Response;
+
+use crate::adapters::http::auth::{AuthError, refusal};
 use crate::adapters::http::errors::ApiError;
 use crate::caller::Caller;
 
@@ -21,22 +23,18 @@ use crate::caller::Caller;
 pub(crate) struct Authenticated(pub(crate) Caller);
 
 impl FromRequestParts<Arc<Shared>> for Authenticated {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
         let identified = shared.auth.authenticate(parts).await;
         identified.map(Authenticated).map_err(not_let_in)
     }
 }
 
-/// The answer to a request that the authentication hook did not let in.
-pub(crate) fn not_let_in(error: AuthError) -> ApiError {
-    let code = if error.status == StatusCode::FORBIDDEN {
-        "forbidden"
-    } else {
-        "unauthenticated"
-    };
-    ApiError::new(error.status, code, error.message)
+/// The answer to a request that the authentication hook did not let in (with its
+/// `WWW-Authenticate` challenge).
+pub(crate) fn not_let_in(error: AuthError) -> Response {
+    refusal(error, None)
 }
 
 /// A request body declared as JSON. A body that is not declared JSON is refused: browsers

@@ -253,7 +253,7 @@ pub(crate) async fn deny(
 /// an unauthenticated request learns only that the service is up).
 pub(crate) async fn health(
     State(shared): Shares,
-    caller: Result<Authenticated, ApiError>,
+    caller: Result<Authenticated, axum::response::Response>,
 ) -> Json<Value> {
     match caller {
         Ok(Authenticated(caller)) => Json(json!({

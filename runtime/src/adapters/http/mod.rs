@@ -55,6 +55,8 @@ mod errors;
 mod events;
 mod extract;
 mod handlers;
+#[cfg(feature = "oidc")]
+mod identity;
 mod if_in_place;
 mod maybe_text;
 mod outcome;
@@ -67,8 +69,13 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 
+pub(crate) use auth::refusal;
 pub use auth::{AuthError, AuthFuture, Authenticate};
 pub use errors::ApiError;
+#[cfg(all(feature = "oidc", feature = "console"))]
+pub(crate) use extract::declares_json;
+#[cfg(all(feature = "oidc", feature = "console"))]
+pub(crate) use identity::cookie_value;
 pub use outcome::OutcomeBody;
 
 use crate::registry::Registry;

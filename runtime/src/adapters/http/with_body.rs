@@ -51,7 +51,7 @@ where
         Box::pin(async move {
             let caller = match identified.await {
                 Ok(caller) => caller,
-                Err(refused) => return not_let_in(refused).into_response(),
+                Err(refused) => return not_let_in(refused),
             };
             if !json {
                 return not_json().into_response();

@@ -408,23 +408,5 @@ async fn authenticate_first(
 }
 
 fn refused(gate: &Gate, error: AuthError) -> axum::response::Response {
-    use axum::http::{HeaderValue, StatusCode, header};
-    use axum::response::IntoResponse;
-    let kind = if error.status == StatusCode::FORBIDDEN {
-        "insufficient_scope"
-    } else {
-        "invalid_token"
-    };
-    let mut challenge = format!("Bearer error=\"{kind}\"");
-    if let Some(url) = &gate.resource_metadata {
-        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
-    }
-    let body = serde_json::json!({"error": {"code": kind, "message": error.message}});
-    let mut response = (error.status, axum::Json(body)).into_response();
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
+    crate::adapters::http::refusal(error, gate.resource_metadata.as_deref())
 }

@@ -24,6 +24,7 @@ mod pending;
 mod rate;
 mod runs;
 mod schema;
+mod sessions;
 
 use std::sync::Arc;
 use std::time::Duration;

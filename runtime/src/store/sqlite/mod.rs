@@ -18,6 +18,7 @@ mod pending;
 mod rate;
 mod runs;
 mod schema;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

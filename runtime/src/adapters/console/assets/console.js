@@ -125,6 +125,7 @@
   }
 
   function showSignIn(message) {
+    $("sign-in-provider").hidden = state.config.sign_in !== "provider";
     $("console").hidden = true;
     $("sign-out").hidden = true;
     $("signed-in").textContent = "";
@@ -140,10 +141,19 @@
     await open();
   }
 
-  function signOut() {
+  async function signOut() {
     sessionStorage.removeItem(TOKEN_KEY);
     state.token = null;
     if (state.events) state.events.abort();
+    if (state.config.sign_in === "provider") {
+      // The session lives on the server; only it can end it (the cookie is HttpOnly).
+      await fetch(`${document.body.dataset.base}/sign-out`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+        credentials: "same-origin",
+      }).catch(() => null);
+    }
     location.reload();
   }
 
@@ -151,7 +161,7 @@
     try {
       state.me = await api("/me");
     } catch (error) {
-      if (state.config.sign_in === "bearer_token") {
+      if (state.config.sign_in === "bearer_token" || state.config.sign_in === "provider") {
         sessionStorage.removeItem(TOKEN_KEY);
         state.token = null;
         showSignIn(`Not signed in: ${error.message}`);
@@ -162,7 +172,7 @@
     }
     $("sign-in").hidden = true;
     $("console").hidden = false;
-    $("sign-out").hidden = state.config.sign_in !== "bearer_token";
+    $("sign-out").hidden = state.config.sign_in === "session";
     $("signed-in").textContent = `${state.me.id} (${state.me.role})`;
     $("approvals-section").hidden = !state.me.approver;
     await loadTools();
