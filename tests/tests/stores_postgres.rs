@@ -172,3 +172,19 @@ async fn a_caller_id_no_store_can_keep_is_refused_and_recorded() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_shared_by_instances_and_taken_once() {
+    scenario(async |url| {
+        store_suite::sessions_are_shared_by_instances_and_taken_once(opener(&url)).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_one_database_is_migrated() {
+    scenario(async |url| {
+        store_suite::a_version_one_database_is_migrated(opener(&url), tamperer(&url)).await;
+    })
+    .await;
+}

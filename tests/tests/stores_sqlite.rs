@@ -143,3 +143,15 @@ async fn a_caller_id_no_store_can_keep_is_refused_and_recorded() {
     let (_folder, path) = file();
     store_suite::a_caller_id_no_store_can_keep_is_refused_and_recorded(opener(&path)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_shared_by_instances_and_taken_once() {
+    let (_folder, path) = file();
+    store_suite::sessions_are_shared_by_instances_and_taken_once(opener(&path)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_one_database_is_migrated() {
+    let (_folder, path) = file();
+    store_suite::a_version_one_database_is_migrated(opener(&path), tamperer(&path)).await;
+}

@@ -35,11 +35,18 @@ pub(crate) struct Provider {
     jwks_uri: Option<String>,
     metadata: ArcSwapOption<Metadata>,
     keys: ArcSwapOption<KeySet>,
-    /// The last fetch: when it started, and why it failed if it did. Held while fetching,
-    /// so one fetch runs at a time.
-    last: tokio::sync::Mutex<Attempt>,
+    /// The last fetches of the metadata and of the keys. Held while fetching, so one fetch
+    /// runs at a time.
+    last: tokio::sync::Mutex<Attempts>,
 }
 
+#[derive(Default)]
+struct Attempts {
+    metadata: Attempt,
+    keys: Attempt,
+}
+
+/// When a fetch started, and why it failed if it did.
 #[derive(Default)]
 struct Attempt {
     started: Option<Instant>,
@@ -53,7 +60,7 @@ impl Provider {
             jwks_uri,
             metadata: ArcSwapOption::empty(),
             keys: ArcSwapOption::empty(),
-            last: tokio::sync::Mutex::new(Attempt::default()),
+            last: tokio::sync::Mutex::new(Attempts::default()),
         }
     }
 
@@ -75,7 +82,7 @@ impl Provider {
         }
         match self.fetch_keys(held.as_ref(), fetcher, refresh).await {
             Some(set) => Ok(set),
-            None => Err(self.unavailable().await),
+            None => Err(self.unavailable_because(&self.last.lock().await.keys)),
         }
     }
 
@@ -88,12 +95,13 @@ impl Provider {
         if let Some(metadata) = self.metadata.load_full() {
             return Ok(metadata);
         }
-        let mut last = self.last.lock().await;
+        let mut attempts = self.last.lock().await;
         if let Some(metadata) = self.metadata.load_full() {
             return Ok(metadata);
         }
-        if !due(&last, refresh.min_interval) {
-            return Err(self.unavailable_because(&last));
+        let last = &mut attempts.metadata;
+        if !due(last, refresh.min_interval) {
+            return Err(self.unavailable_because(last));
         }
         last.started = Some(Instant::now());
         match discover(fetcher, &self.issuer).await {
@@ -106,7 +114,7 @@ impl Provider {
             Err(why) => {
                 tracing::warn!(issuer = %self.issuer, "identity provider: {why}");
                 last.failure = Some(why);
-                Err(self.unavailable_because(&last))
+                Err(self.unavailable_because(last))
             }
         }
     }
@@ -119,13 +127,14 @@ impl Provider {
         fetcher: &Fetcher,
         refresh: Refresh,
     ) -> Option<Arc<KeySet>> {
-        let mut last = self.last.lock().await;
+        let mut attempts = self.last.lock().await;
+        let last = &mut attempts.keys;
         let held = self.keys.load_full();
         let fetched_meanwhile = match (&held, seen) {
             (Some(held), Some(seen)) => !Arc::ptr_eq(held, seen),
             (held, seen) => held.is_some() != seen.is_some(),
         };
-        if fetched_meanwhile || !due(&last, refresh.min_interval) {
+        if fetched_meanwhile || !due(last, refresh.min_interval) {
             return held;
         }
         last.started = Some(Instant::now());
@@ -166,11 +175,6 @@ impl Provider {
         };
         let published: Value = fetcher.get(&jwks_uri).await?;
         KeySet::read(published)
-    }
-
-    async fn unavailable(&self) -> IdentityError {
-        let last = self.last.lock().await;
-        self.unavailable_because(&last)
     }
 
     fn unavailable_because(&self, last: &Attempt) -> IdentityError {

@@ -69,3 +69,25 @@ impl SessionStore for MemorySessionStore {
         ready(Ok(found))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{MemorySessionStore, SessionStore};
+    use crate::util::time::now_millis;
+
+    #[tokio::test]
+    async fn kept_until_expired_and_taken_once() {
+        let store = MemorySessionStore::default();
+        let later = now_millis() + 60_000;
+        store.put("a".into(), "1".into(), later).await.unwrap();
+        store
+            .put("old".into(), "2".into(), now_millis() - 1)
+            .await
+            .unwrap();
+        assert_eq!(store.get("a").await.unwrap().as_deref(), Some("1"));
+        assert_eq!(store.get("old").await.unwrap(), None);
+        assert_eq!(store.take("a").await.unwrap().as_deref(), Some("1"));
+        assert_eq!(store.take("a").await.unwrap(), None);
+        assert_eq!(store.get("a").await.unwrap(), None);
+    }
+}

@@ -326,7 +326,7 @@ pub async fn a_newer_schema_is_refused(
             error,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),
@@ -387,4 +387,83 @@ pub async fn a_caller_id_no_store_can_keep_is_refused_and_recorded(open: Open) {
     );
     assert_eq!(wiped("nul-approver"), 0);
     assert!(registry.verify_audit().await.unwrap().is_ok());
+}
+
+/// Sign-in sessions: what one instance keeps, another reads; an expired one is gone; one
+/// taken by fifty requests at once across two instances is taken once.
+pub async fn sessions_are_shared_by_instances_and_taken_once(open: Open) {
+    let (a, b) = (open().await, open().await);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    a.sessions
+        .put("session:kept".into(), "claims".into(), now + 60_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        b.sessions.get("session:kept").await.unwrap().as_deref(),
+        Some("claims")
+    );
+    a.sessions
+        .put("session:old".into(), "stale".into(), now - 1)
+        .await
+        .unwrap();
+    assert_eq!(b.sessions.get("session:old").await.unwrap(), None);
+    assert_eq!(b.sessions.take("session:old").await.unwrap(), None);
+
+    a.sessions
+        .put("sign-in:raced".into(), "verifier".into(), now + 60_000)
+        .await
+        .unwrap();
+    let takes = (0..50).map(|index| {
+        let stores = if index % 2 == 0 { a.clone() } else { b.clone() };
+        tokio::spawn(async move { stores.sessions.take("sign-in:raced").await.unwrap() })
+    });
+    let taken: Vec<Option<String>> = futures::future::join_all(takes)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(taken.iter().flatten().count(), 1, "{taken:?}");
+    assert_eq!(a.sessions.get("sign-in:raced").await.unwrap(), None);
+    // Ending a session is seen by every instance.
+    assert_eq!(
+        b.sessions.take("session:kept").await.unwrap().as_deref(),
+        Some("claims")
+    );
+    assert_eq!(a.sessions.get("session:kept").await.unwrap(), None);
+}
+
+/// A database made by the toolgate before sessions (schema version 1) is brought up to date
+/// when opened: its state stays, and sessions can be kept.
+pub async fn a_version_one_database_is_migrated(open: Open, tamper: Tamper) {
+    let registry = instance(&open).await;
+    let ticket = ticket_for(&registry, "kept-over-the-upgrade").await;
+    tamper("DROP TABLE toolgate_sessions; UPDATE toolgate_schema SET version = 1").await;
+    let upgraded = open().await;
+    let until = u64::MAX / 2;
+    upgraded
+        .sessions
+        .put("session:after".into(), "claims".into(), until)
+        .await
+        .unwrap();
+    assert_eq!(
+        upgraded
+            .sessions
+            .get("session:after")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("claims")
+    );
+    let reopened = instance(&open).await;
+    assert!(
+        reopened
+            .approve(&ticket, &admin())
+            .await
+            .unwrap()
+            .result
+            .is_ok()
+    );
 }

@@ -69,6 +69,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 
+#[cfg(feature = "mcp")]
 pub(crate) use auth::refusal;
 pub use auth::{AuthError, AuthFuture, Authenticate};
 pub use errors::ApiError;
