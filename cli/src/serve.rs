@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::config::{BuildOptions, Built};
+use crate::config::{BuildOptions, Built, Gate};
 use clap::{Args, Subcommand};
 use toolgate::http::HttpOptions;
 use toolgate::mcp::McpHttpOptions;
@@ -53,8 +53,20 @@ pub struct HttpArgs {
 
 pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failure> {
     init_logging();
-    let (_, built) = setup::load(config, BuildOptions::default()).await?;
+    let (config, built) = setup::load(config, BuildOptions::default()).await?;
     let _watching = watch(&built);
+    let identity = config.identity(built.registry.roles())?;
+    if let Some(identity) = &identity
+        && let Err(error) = identity.ready().await
+    {
+        // Not fatal: tokens are checked once it answers (503 until then).
+        eprintln!("{} {error}", crate::output::warn("identity provider:"));
+    }
+    let gate = Gate::new(built.callers.clone(), identity.clone());
+    let published = identity
+        .as_ref()
+        .map(|identity| identity.metadata_router())
+        .unwrap_or_default();
     match command {
         ServeCommand::Mcp(args) if args.stdio => {
             let lowest = setup::lowest_role(&built);
@@ -69,20 +81,16 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
             };
             let mut options = McpHttpOptions::default();
             options.allowed_hosts.extend(args.allow_host);
-            let service = toolgate::mcp::http_service_with(
-                built.registry.clone(),
-                built.callers.clone(),
-                options,
-            );
-            let app = axum::Router::new().nest_service("/mcp", service);
+            options.resource_metadata = identity.and_then(|i| i.resource_metadata_url());
+            let service = toolgate::mcp::http_service_with(built.registry.clone(), gate, options);
+            let app = axum::Router::new()
+                .nest_service("/mcp", service)
+                .merge(published);
             listen(addr, app, "/mcp").await?;
         }
         ServeCommand::Http(args) => {
-            let app = toolgate::http::router(
-                built.registry.clone(),
-                built.callers.clone(),
-                HttpOptions::default(),
-            );
+            let app = toolgate::http::router(built.registry.clone(), gate, HttpOptions::default())
+                .merge(published);
             listen(args.addr, app, "").await?;
         }
     }

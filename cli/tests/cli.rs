@@ -1,5 +1,5 @@
 //! The `toolgate` command, driven as a user drives it: the real binary on temporary project
-//! folders, real scripts, a loopback HTTP server, the official Python MCP SDK.
+//! folders, real scripts, a loopback HTTP server, the official Python MCP SDK, a real OpenID provider.
 
 #[path = "cli/support.rs"]
 mod support;
@@ -8,6 +8,8 @@ mod support;
 mod approvals;
 #[path = "cli/audit.rs"]
 mod audit;
+#[path = "cli/auth.rs"]
+mod auth;
 #[path = "cli/chat.rs"]
 mod chat;
 #[path = "cli/command_tools.rs"]

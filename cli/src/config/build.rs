@@ -60,6 +60,7 @@ impl Config {
     /// be used is reported in [`Built`] and the rest is served.
     pub async fn build_with(&self, options: BuildOptions) -> Result<Built, Problem> {
         self.check_roles()?;
+        self.check_auth()?;
         let callers = self.callers()?;
         let approver_role = match &self.file.approver_role {
             Some(role) => role.get_ref().clone(),
@@ -168,6 +169,7 @@ impl Config {
         named.extend(ready.search.iter().map(|search| &search.permission));
         named.extend(ready.skills.iter().map(|skills| &skills.permission));
         named.extend(self.file.mcp.iter().map(|server| &server.permission));
+        named.extend(self.auth_roles());
         match named
             .into_iter()
             .find(|role| !roles.contains(role.get_ref()))

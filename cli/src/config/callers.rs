@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use subtle::ConstantTimeEq;
 use toolgate::Caller;
 use toolgate::http::{AuthError, AuthFuture, Authenticate};
+use toolgate::identity::Identity;
 
 /// One configured caller.
 #[derive(Debug, Clone)]
@@ -63,13 +64,8 @@ impl Callers {
 
 impl Authenticate for Callers {
     fn authenticate(&self, parts: &Parts) -> AuthFuture {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
-        let answer = match header {
-            None => Err(AuthError::unauthenticated(
+        let answer = match bearer(parts) {
+            None => Err(AuthError::no_credentials(
                 "send `Authorization: Bearer <token>` with a token of a configured caller",
             )),
             Some(token) => self.by_token(token.trim()).ok_or_else(|| {
@@ -78,6 +74,43 @@ impl Authenticate for Callers {
         };
         AuthFuture::ready(answer)
     }
+}
+
+/// Who a request to `toolgate serve` is: a configured caller by its token, else (with
+/// `[auth]`) whoever the identity provider's token says.
+#[derive(Clone)]
+pub struct Gate {
+    callers: Callers,
+    identity: Option<Identity>,
+}
+
+impl Gate {
+    /// The configured callers, and the identity of `[auth]` if there is one.
+    pub fn new(callers: Callers, identity: Option<Identity>) -> Self {
+        Gate { callers, identity }
+    }
+}
+
+impl Authenticate for Gate {
+    fn authenticate(&self, parts: &Parts) -> AuthFuture {
+        let Some(identity) = &self.identity else {
+            return self.callers.authenticate(parts);
+        };
+        // A configured caller's token is known here; any other is the provider's to judge.
+        let known = bearer(parts).and_then(|token| self.callers.by_token(token.trim()));
+        match known {
+            Some(caller) => AuthFuture::ready(Ok(caller)),
+            None => identity.authenticate(parts),
+        }
+    }
+}
+
+fn bearer(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
 }
 
 #[cfg(test)]

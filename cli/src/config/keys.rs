@@ -42,6 +42,8 @@ pub struct ConfigFile {
     /// Who may call, by name.
     #[serde(default)]
     pub callers: BTreeMap<String, CallerKey>,
+    /// Callers identified by an identity provider's access tokens.
+    pub auth: Option<Spanned<AuthKey>>,
     /// Limits on a call's arguments.
     #[serde(default)]
     pub arguments: ArgumentsKey,
@@ -125,6 +127,76 @@ pub struct CallerKey {
     pub role: Spanned<String>,
     /// The environment variable holding the caller's bearer token (for serving).
     pub token_env: Option<String>,
+}
+
+/// `[auth]`: access tokens of an OpenID provider (or OAuth authorization server), their
+/// claims mapped to roles. Static `[callers]` still work beside it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthKey {
+    /// The issuer, exactly as its tokens' `iss` says (its keys are found from its metadata).
+    pub issuer: Option<Spanned<String>>,
+    /// Or several issuers (their users' ids are qualified as `name#id`).
+    #[serde(default)]
+    pub issuers: Vec<IssuerKey>,
+    /// This server's resource identifier, which a token's `aud` must name: the URL clients
+    /// use, e.g. `https://tools.example.com/mcp`.
+    pub audience: Spanned<String>,
+    /// The signature algorithms accepted (default: the asymmetric ones).
+    #[serde(default)]
+    pub algorithms: Vec<Spanned<String>>,
+    /// Clock skew allowed on `exp` and `nbf` (default 30 s).
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub leeway: Option<Duration>,
+    /// The claim a caller's id comes from (default `sub`, else `client_id`).
+    pub id_claim: Option<String>,
+    /// The role of a valid token no rule maps (default: such a token is refused).
+    pub default_role: Option<Spanned<String>>,
+    /// Rules from claims to roles; the highest role among those matching wins.
+    #[serde(default)]
+    pub roles: Vec<RoleRuleKey>,
+    /// Scopes capping the role: `"tools:read" = "customer"`.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, Spanned<String>>,
+    /// Scopes every token must hold.
+    #[serde(default)]
+    pub required_scopes: Vec<String>,
+    /// Opaque tokens of `issuer` are looked up at its introspection endpoint.
+    pub introspection: Option<IntrospectionKey>,
+}
+
+/// One of `[[auth.issuers]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerKey {
+    /// The issuer identifier.
+    pub url: Spanned<String>,
+    /// A short name qualifying its users' ids (default: its identifier).
+    pub name: Option<String>,
+    /// Its opaque tokens are looked up (one issuer at most).
+    pub introspection: Option<IntrospectionKey>,
+}
+
+/// `introspection = {client_id = "...", secret_env = "..."}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectionKey {
+    /// The client toolgate introspects as.
+    pub client_id: String,
+    /// The environment variable holding its secret.
+    pub secret_env: Spanned<String>,
+}
+
+/// One of `[[auth.roles]]`: a token whose `claim` holds `value` gets `role`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleRuleKey {
+    /// The claim's name, or a JSON Pointer into nested claims (`/realm_access/roles`).
+    pub claim: String,
+    /// The value it must hold.
+    pub value: String,
+    /// The role it gives.
+    pub role: Spanned<String>,
 }
 
 /// `[arguments]`.

@@ -12,6 +12,11 @@
 //! role = "admin"
 //! token_env = "ALICE_TOKEN"
 //!
+//! [auth]                       # and people or services with the provider's tokens
+//! issuer = "https://login.example.com/realms/tools"
+//! audience = "https://tools.example.com/mcp"
+//! roles = [{claim = "groups", value = "tool-admins", role = "admin"}]
+//!
 //! [sandbox]
 //! root = "workspace"
 //!
@@ -23,6 +28,7 @@
 //! describes, with the ready tools, the tool files (`toolgate_tools::file_tools`) and the
 //! imported MCP servers.
 
+mod auth;
 mod build;
 mod callers;
 mod governance;
@@ -36,6 +42,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 pub use build::{BuildOptions, Built};
+pub use callers::Gate;
 
 use keys::ConfigFile;
 use toolgate_tools::Problem;

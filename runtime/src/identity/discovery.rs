@@ -9,6 +9,7 @@ use super::fetch::Fetcher;
 
 /// What toolgate uses of an issuer's metadata.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(not(feature = "console"), allow(dead_code))]
 pub(crate) struct Metadata {
     pub(crate) issuer: String,
     pub(crate) jwks_uri: Option<String>,

@@ -28,6 +28,7 @@ impl Fetcher {
     }
 
     /// The client, for the token requests of a sign-in.
+    #[cfg(feature = "console")]
     pub(crate) fn client(&self) -> &reqwest::Client {
         &self.client
     }

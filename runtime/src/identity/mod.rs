@@ -88,9 +88,13 @@ use smol_str::SmolStr;
 pub use builder::{IdentityBuilder, Issuer};
 pub use error::{IdentityConfigError, IdentityError};
 
-pub(crate) use discovery::{Metadata, split_origin};
+#[cfg(feature = "console")]
+pub(crate) use discovery::Metadata;
+pub(crate) use discovery::split_origin;
 pub(crate) use fetch::Fetcher;
-pub(crate) use session::{SESSION_COOKIE, new_secret, session_end, store_key};
+pub(crate) use session::SESSION_COOKIE;
+#[cfg(feature = "console")]
+pub(crate) use session::{new_secret, session_end, store_key};
 
 use crate::caller::Caller;
 use crate::store::SessionStore;
@@ -246,6 +250,7 @@ impl Identity {
     }
 
     /// The first issuer's metadata (the one people sign in with), and the HTTP client.
+    #[cfg(feature = "console")]
     pub(crate) async fn sign_in_provider(
         &self,
     ) -> Result<(Arc<Metadata>, &Fetcher), IdentityError> {

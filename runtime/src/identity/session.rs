@@ -5,6 +5,10 @@
 //!
 //! A session keeps claims, not a role: each request maps them with the rules of the day,
 //! so the caller is decided as it presents now. The token itself is not kept anywhere.
+//!
+//! Sessions are opened and closed by the console's sign-in; without the `console` feature
+//! only reading them is used.
+#![cfg_attr(not(feature = "console"), allow(dead_code))]
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
