@@ -311,6 +311,7 @@ impl IdentityBuilder {
                 fetcher: Fetcher::new(self.fetch_timeout.unwrap_or(Duration::from_secs(5))),
                 sessions: self.sessions,
                 resource_name: self.resource_name,
+                remembered: Default::default(),
             }),
         }
     }

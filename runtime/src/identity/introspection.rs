@@ -1,24 +1,25 @@
-//! Opaque access tokens, looked up at the issuer's introspection endpoint (RFC 7662) and
-//! remembered for their lifetime. Tokens are remembered by their SHA-256, never as text.
+//! Opaque access tokens, looked up at the issuer's introspection endpoint (RFC 7662). An
+//! active token's caller is remembered with the other checked tokens
+//! ([`Remembered`](super::remembered::Remembered)) until its `exp`, within the longest
+//! trust; an inactive one is remembered here briefly (by its SHA-256), so repeating it costs
+//! nothing.
 //! Lookups are rate-limited: a flood of made-up tokens is answered `503` once the limit is
-//! reached instead of being passed on to the provider, and an inactive token is remembered
-//! briefly too, so repeating it costs nothing.
+//! reached instead of being passed on to the provider.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::error::IdentityError;
 use crate::util::sync::lock;
 
 /// How long a token the issuer called inactive is remembered as such.
 const INACTIVE_FOR: Duration = Duration::from_secs(30);
-/// Tokens remembered at most; past it, the expired ones go, then all.
+/// Inactive tokens remembered at most; past it, the expired ones go, then all.
 const REMEMBERED: usize = 10_000;
 
 /// The client credentials toolgate introspects with.
@@ -28,19 +29,13 @@ pub(crate) struct IntrospectionClient {
     pub(crate) secret: String,
 }
 
-/// Remembered answers and the lookup budget.
+/// The lookup budget, and the tokens found inactive lately.
 pub(crate) struct Introspection {
     pub(crate) client: IntrospectionClient,
-    remembered: Mutex<HashMap<[u8; 32], Remembered>>,
+    inactive: Mutex<HashMap<[u8; 32], Instant>>,
     budget: DefaultDirectRateLimiter,
-    /// Longest a positive answer is trusted, whatever the token's `exp`.
-    max_age: Duration,
-}
-
-#[derive(Clone)]
-enum Remembered {
-    Active(Arc<Map<String, Value>>, Instant),
-    Inactive(Instant),
+    /// Longest an answer is trusted, whatever the token's `exp`.
+    pub(crate) max_age: Duration,
 }
 
 impl Introspection {
@@ -48,63 +43,42 @@ impl Introspection {
         let rate = NonZeroU32::new(per_second.max(1)).unwrap_or(NonZeroU32::MIN);
         Introspection {
             client,
-            remembered: Mutex::new(HashMap::new()),
+            inactive: Mutex::new(HashMap::new()),
             budget: RateLimiter::direct(Quota::per_second(rate)),
             max_age,
         }
     }
 
-    /// The claims remembered for `token`, `Err(Inactive)` if it was found inactive lately,
-    /// or `Ok(None)` if it must be looked up.
-    pub(crate) fn remembered(
-        &self,
-        digest: &[u8; 32],
-    ) -> Result<Option<Arc<Map<String, Value>>>, IdentityError> {
-        let now = Instant::now();
-        match lock(&self.remembered).get(digest) {
-            Some(Remembered::Active(claims, until)) if *until > now => Ok(Some(Arc::clone(claims))),
-            Some(Remembered::Inactive(until)) if *until > now => Err(IdentityError::Inactive),
-            _ => Ok(None),
+    /// `Err(Inactive)` if the issuer called the token inactive lately; else whether
+    /// another lookup may be made now.
+    pub(crate) fn may_look_up(&self, digest: &[u8; 32]) -> Result<(), IdentityError> {
+        if lock(&self.inactive)
+            .get(digest)
+            .is_some_and(|until| *until > Instant::now())
+        {
+            return Err(IdentityError::Inactive);
         }
-    }
-
-    /// Whether another lookup may be made now.
-    pub(crate) fn may_look_up(&self) -> Result<(), IdentityError> {
         self.budget.check().map_err(|_| IdentityError::Busy)
     }
 
-    /// Keeps the issuer's answer on `token`: its claims until its `exp` (at most the
-    /// longest trust), or that it is inactive.
-    pub(crate) fn remember(&self, digest: [u8; 32], claims: Option<Arc<Map<String, Value>>>) {
+    /// Remembers that the issuer called the token inactive.
+    pub(crate) fn inactive(&self, digest: [u8; 32]) {
         let now = Instant::now();
-        let entry = match claims {
-            Some(claims) => {
-                let left = claims
-                    .get("exp")
-                    .and_then(Value::as_u64)
-                    .map(|exp| {
-                        Duration::from_secs(exp.saturating_sub(crate::util::time::now_secs()))
-                    })
-                    .unwrap_or(self.max_age);
-                Remembered::Active(claims, now + left.min(self.max_age))
-            }
-            None => Remembered::Inactive(now + INACTIVE_FOR),
-        };
-        let mut remembered = lock(&self.remembered);
-        if remembered.len() >= REMEMBERED {
-            remembered.retain(|_, kept| match kept {
-                Remembered::Active(_, until) | Remembered::Inactive(until) => *until > now,
-            });
-            if remembered.len() >= REMEMBERED {
-                remembered.clear();
+        let mut inactive = lock(&self.inactive);
+        if inactive.len() >= REMEMBERED {
+            inactive.retain(|_, until| *until > now);
+            if inactive.len() >= REMEMBERED {
+                inactive.clear();
             }
         }
-        remembered.insert(digest, entry);
+        inactive.insert(digest, now + INACTIVE_FOR);
     }
 }
 
-/// The SHA-256 of a token: how it is remembered.
+/// The SHA-256 of a token: how a token found inactive is remembered (made-up tokens are
+/// not kept as text).
 pub(crate) fn digest(token: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
     Sha256::digest(token.as_bytes()).into()
 }
 

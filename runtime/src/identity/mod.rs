@@ -43,8 +43,12 @@
 //!   whatever key ids tokens make up. While the provider is down the keys held keep working;
 //!   with none held, requests are answered `503`, not `401`.
 //! - **Opaque tokens** go to the introspection endpoint of the issuer set up for it
-//!   (RFC 7662), and the answer is remembered (by the token's SHA-256) until the token
-//!   expires, within [`introspection_max_age`](IdentityBuilder::introspection_max_age).
+//!   (RFC 7662); an inactive one is remembered briefly by its SHA-256.
+//! - A token checked once is **remembered** in this process's memory with its caller until
+//!   it expires (an introspected one within
+//!   [`introspection_max_age`](IdentityBuilder::introspection_max_age)), and, for a JWT,
+//!   while the keys that checked it are still the issuer's current ones: presenting it
+//!   again costs a hash and a lookup, not a signature check.
 //! - Tokens over [`max_token_bytes`](IdentityBuilder::max_token_bytes) are refused unread.
 //!
 //! # From claims to a role
@@ -76,6 +80,7 @@ mod introspection;
 mod jwt;
 mod keys;
 mod provider;
+mod remembered;
 mod roles;
 mod session;
 
@@ -100,6 +105,7 @@ use crate::caller::Caller;
 use crate::store::SessionStore;
 use introspection::Introspection;
 use provider::{Provider, Refresh};
+use remembered::Remembered;
 use roles::RoleMap;
 
 /// Tokens from trusted issuers, turned into callers. Cheap to clone (one shared state: the
@@ -121,6 +127,8 @@ struct Inner {
     fetcher: Fetcher,
     sessions: Option<Arc<dyn SessionStore>>,
     resource_name: Option<String>,
+    /// Tokens checked already, by digest.
+    remembered: Remembered,
 }
 
 /// One trusted issuer: its settings, what was fetched of it, and its tokens' checks.
@@ -168,11 +176,24 @@ impl Identity {
                 limit: self.inner.max_token_bytes,
             });
         }
+        if let Some(caller) = self.remembered_caller(token) {
+            return Ok(caller);
+        }
         if jwt::looks_like_jwt(token) {
             self.jwt_caller(token).await
         } else {
             self.opaque_caller(token).await
         }
+    }
+
+    /// The caller of a token checked before that would pass again now, without waiting.
+    pub(crate) fn remembered_caller(&self, token: &str) -> Option<Caller> {
+        let inner = &self.inner;
+        let current = |keys: &Arc<keys::KeySet>| {
+            let holds = |state: &IssuerState| state.provider.still_holds(keys, inner.refresh);
+            inner.issuers.iter().any(holds)
+        };
+        inner.remembered.caller(token.trim(), current)
     }
 
     /// Asks every issuer for its metadata and keys now, so that a wrong address shows at
@@ -298,7 +319,12 @@ impl Identity {
             .map(|(_, checks)| checks)
             .ok_or_else(|| IdentityError::AlgorithmNotAllowed(format!("{alg:?}")))?;
         let claims = jwt::verify(token, keys.candidates(kid, alg), checks, self.resource())?;
-        self.caller_of(state, claims)
+        let until = until_exp(&claims, None);
+        let caller = self.caller_of(state, claims)?;
+        inner
+            .remembered
+            .keep(token, caller.clone(), until, Some(keys));
+        Ok(caller)
     }
 
     async fn opaque_caller(&self, token: &str) -> Result<Caller, IdentityError> {
@@ -313,10 +339,7 @@ impl Identity {
             ));
         };
         let digest = introspection::digest(token);
-        if let Some(claims) = introspection.remembered(&digest)? {
-            return self.caller_of(state, (*claims).clone());
-        }
-        introspection.may_look_up()?;
+        introspection.may_look_up(&digest)?;
         let metadata = state
             .provider
             .metadata(&inner.fetcher, inner.refresh)
@@ -337,12 +360,14 @@ impl Identity {
             .await
             .map_err(|why| unavailable(format!("introspection: {why}")))?;
         let Some(claims) = introspection::active_claims(answer) else {
-            introspection.remember(digest, None);
+            introspection.inactive(digest);
             return Err(IdentityError::Inactive);
         };
         self.check_introspected(state, &claims)?;
-        introspection.remember(digest, Some(Arc::new(claims.clone())));
-        self.caller_of(state, claims)
+        let until = until_exp(&claims, Some(introspection.max_age));
+        let caller = self.caller_of(state, claims)?;
+        inner.remembered.keep(token, caller.clone(), until, None);
+        Ok(caller)
     }
 
     /// An introspection answer's own claims, where it gives them: the issuer, this
@@ -414,5 +439,25 @@ impl Identity {
                 .or_else(|| named("client_id"))
                 .ok_or_else(|| IdentityError::MissingClaim("sub".to_owned())),
         }
+    }
+}
+
+/// When a checked token stops being answered from memory: at its `exp`, and no later than
+/// `longest` from now when that is given.
+fn until_exp(
+    claims: &Map<String, Value>,
+    longest: Option<std::time::Duration>,
+) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let left = claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .map(|exp| exp.saturating_sub(crate::util::time::now_secs()))
+        .map(std::time::Duration::from_secs);
+    match (left, longest) {
+        (Some(left), Some(longest)) => now + left.min(longest),
+        (Some(left), None) => now + left,
+        (None, Some(longest)) => now + longest,
+        (None, None) => now,
     }
 }

@@ -86,6 +86,16 @@ impl Provider {
         }
     }
 
+    /// Whether `keys` are the ones held now, and young enough to check with.
+    pub(crate) fn still_holds(&self, keys: &Arc<KeySet>, refresh: Refresh) -> bool {
+        keys.fetched.elapsed() < refresh.max_age
+            && self
+                .keys
+                .load()
+                .as_ref()
+                .is_some_and(|held| Arc::ptr_eq(held, keys))
+    }
+
     /// The issuer's metadata, discovered once.
     pub(crate) async fn metadata(
         &self,

@@ -14,15 +14,22 @@ use crate::identity::{Identity, IdentityError, SESSION_COOKIE};
 
 impl Authenticate for Identity {
     fn authenticate(&self, parts: &Parts) -> AuthFuture {
-        let identity = self.clone();
         match credentials(parts) {
-            Ok(Credentials::Token(token)) => AuthFuture::new(async move {
-                identity
-                    .caller(&token)
-                    .await
-                    .map_err(|error| identity.refused(error))
-            }),
+            // A token checked before answers at once, with nothing to wait for.
+            Ok(Credentials::Token(token)) if let Some(caller) = self.remembered_caller(token) => {
+                AuthFuture::ready(Ok(caller))
+            }
+            Ok(Credentials::Token(token)) => {
+                let (identity, token) = (self.clone(), token.to_owned());
+                AuthFuture::new(async move {
+                    identity
+                        .caller(&token)
+                        .await
+                        .map_err(|error| identity.refused(error))
+                })
+            }
             Ok(Credentials::Session(secret)) if self.sessions().is_some() => {
+                let (identity, secret) = (self.clone(), secret.to_owned());
                 AuthFuture::new(async move {
                     identity
                         .session_caller(&secret)
@@ -37,14 +44,14 @@ impl Authenticate for Identity {
 }
 
 /// What a request presents.
-enum Credentials {
-    Token(String),
+enum Credentials<'a> {
+    Token(&'a str),
     Session(String),
     None,
 }
 
 /// The bearer token of `Authorization` (its scheme in any case), else the session cookie.
-fn credentials(parts: &Parts) -> Result<Credentials, IdentityError> {
+fn credentials(parts: &Parts) -> Result<Credentials<'_>, IdentityError> {
     if let Some(value) = parts.headers.get(AUTHORIZATION) {
         let value = value
             .to_str()
@@ -55,7 +62,7 @@ fn credentials(parts: &Parts) -> Result<Credentials, IdentityError> {
                 "the Authorization header is not `Bearer <token>`",
             ));
         }
-        return Ok(Credentials::Token(token.trim().to_owned()));
+        return Ok(Credentials::Token(token.trim()));
     }
     let session = cookie_value(&parts.headers, SESSION_COOKIE);
     Ok(session.map_or(Credentials::None, Credentials::Session))
@@ -150,12 +157,17 @@ mod tests {
 
     #[test]
     fn a_bearer_token_is_read_in_any_case_and_a_cookie_only_by_its_name() {
-        let token = credentials(&parts(("authorization", "bEaReR abc.def.ghi"))).unwrap();
-        assert!(matches!(token, Credentials::Token(t) if t == "abc.def.ghi"));
+        let bearer = parts(("authorization", "bEaReR abc.def.ghi"));
+        let token = credentials(&bearer).unwrap();
+        assert!(matches!(token, Credentials::Token("abc.def.ghi")));
         assert!(credentials(&parts(("authorization", "Basic YTpi"))).is_err());
-        let cookie = credentials(&parts(("cookie", "other=1; toolgate_session=s3cr3t"))).unwrap();
+        let cookies = parts(("cookie", "other=1; toolgate_session=s3cr3t"));
+        let cookie = credentials(&cookies).unwrap();
         assert!(matches!(cookie, Credentials::Session(s) if s == "s3cr3t"));
-        let lookalike = credentials(&parts(("cookie", "xtoolgate_session=no"))).unwrap();
-        assert!(matches!(lookalike, Credentials::None));
+        let lookalike = parts(("cookie", "xtoolgate_session=no"));
+        assert!(matches!(
+            credentials(&lookalike).unwrap(),
+            Credentials::None
+        ));
     }
 }
