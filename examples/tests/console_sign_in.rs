@@ -30,16 +30,18 @@ fn patient_chart(
 
 struct Site {
     base: String,
+    /// A second instance of the application, sharing the first one's state.
+    other: String,
     provider: OidcProvider,
-    stores: Stores,
+    _state: tempfile::TempDir,
 }
 
-/// The router at `/api` and the console at `/console`, both behind an identity trusting a
-/// fresh provider whose `ana` is a vet and `bo` an owner.
+/// Two instances of one application (the router at `/api`, the console at `/console`),
+/// sharing their state in one SQLite file, both behind an identity trusting a fresh
+/// provider whose `ana` is a vet and `bo` an owner.
 async fn site() -> Site {
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
+    let bind = || tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let (listener, other) = (bind().await.unwrap(), bind().await.unwrap());
     let base = format!("http://{}", listener.local_addr().unwrap());
     let resource = format!("{base}/api");
     let callback = format!("{base}/console/callback");
@@ -53,7 +55,34 @@ async fn site() -> Site {
     let provider = tokio::task::spawn_blocking(move || OidcProvider::start(&folder, &settings))
         .await
         .unwrap();
-    let stores = Stores::memory();
+    let state = tempfile::tempdir().unwrap();
+    let address = format!("sqlite:{}", state.path().join("state.db").display());
+    let other_base = format!("http://{}", other.local_addr().unwrap());
+    for (listener, base) in [(listener, &base), (other, &other_base)] {
+        let stores = Stores::open(&address).await.unwrap();
+        let app = instance(
+            &provider,
+            &resource,
+            &format!("{base}/console/callback"),
+            &stores,
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    Site {
+        base,
+        other: other_base,
+        provider,
+        _state: state,
+    }
+}
+
+/// One instance of the application.
+fn instance(
+    provider: &OidcProvider,
+    resource: &str,
+    callback: &str,
+    stores: &Stores,
+) -> axum::Router {
     let registry = Registry::builder()
         .roles(["public", "customer", "staff"])
         .filter_linked(|tool| tool.group.as_deref() == Some("sign_in_tests"))
@@ -61,7 +90,7 @@ async fn site() -> Site {
         .unwrap();
     let identity = Identity::builder()
         .issuer(Issuer::new(&provider.issuer))
-        .audience(&resource)
+        .audience(resource)
         .role_from_claim("groups", "owners", "customer")
         .role_from_claim("groups", "vets", "staff")
         .sessions(stores.sessions.clone())
@@ -71,15 +100,9 @@ async fn site() -> Site {
         .client_secret("console-secret")
         .scopes(["openid", "tools:call"]);
     let console = Console::new().api("/api").sign_in_through(sign_in);
-    let app = axum::Router::new()
+    axum::Router::new()
         .nest("/api", router(registry, identity, HttpOptions::default()))
-        .merge(console.router());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Site {
-        base,
-        provider,
-        stores,
-    }
+        .merge(console.router())
 }
 
 /// Signs `login` in through the provider's pages, as a person would, and waits for the
@@ -182,6 +205,17 @@ async fn people_sign_in_through_the_provider_and_see_their_roles_tools() {
         .await;
     assert_eq!(chart["result"], "chart of Rex", "{chart}");
 
+    // The other instance knows the session too (a browser sends 127.0.0.1's cookies to
+    // every port of it, as a load balancer's instances share one site).
+    let mut elsewhere = vet_browser.page().await;
+    elsewhere.open(&format!("{}/console", site.other)).await;
+    elsewhere
+        .wait_for(
+            "document.getElementById('signed-in').textContent === 'ana (staff)'",
+            "the other instance's greeting",
+        )
+        .await;
+
     // Signing out ends the session on the server: the cookie no longer lets anyone in.
     vet.eval("document.getElementById('sign-out').click(); true")
         .await;
@@ -197,9 +231,14 @@ async fn people_sign_in_through_the_provider_and_see_their_roles_tools() {
         owner.eval("fetch('/api/me').then(r => r.status)").await,
         200
     );
+    let status = elsewhere
+        .eval(&format!(
+            "fetch('{}/api/me').then(r => r.status)",
+            site.other
+        ))
+        .await;
+    assert_eq!(status, 401, "signed out on every instance");
     assert!(vet.problems().is_empty(), "{:?}", vet.problems());
-    drop(site.provider);
-    let _ = site.stores;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
