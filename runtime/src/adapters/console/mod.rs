@@ -152,8 +152,14 @@ impl Console {
     /// [`ProviderSignIn`]), and a field for a token pasted by hand beside it. The router's
     /// authentication must be the same [`Identity`](crate::identity::Identity), which reads
     /// the session's cookie.
+    ///
+    /// # Panics
+    ///
+    /// If the sign-in's redirect URI is not an absolute http(s) URL with a path (the
+    /// console answers at that path).
     #[cfg(feature = "oidc")]
     pub fn sign_in_through(mut self, sign_in: ProviderSignIn) -> Self {
+        let _ = sign_in.callback_path();
         self.provider = Some(sign_in);
         self
     }
