@@ -180,6 +180,8 @@ pub(crate) struct Names<'a> {
     pub(crate) role: &'a SmolStr,
     pub(crate) tool: &'a SmolStr,
     pub(crate) call_id: &'a SmolStr,
+    /// The issuer of the caller's token, if a token identified it.
+    pub(crate) issuer: Option<&'a SmolStr>,
 }
 
 /// What a call's record says besides its names and arguments: small, so that it is handed
@@ -194,8 +196,6 @@ pub(crate) struct Facts {
     pub(crate) approver: Option<String>,
     pub(crate) outcome: Cow<'static, str>,
     pub(crate) duration_ms: f64,
-    /// The issuer of the caller's token, if a token identified it.
-    pub(crate) issuer: Option<SmolStr>,
 }
 
 impl Facts {
@@ -204,7 +204,7 @@ impl Facts {
         AuditRecord {
             time_ms: self.time_ms,
             caller: names.caller.to_string(),
-            issuer: self.issuer.map(String::from),
+            issuer: names.issuer.map(SmolStr::to_string),
             role: names.role.to_string(),
             tool: names.tool.to_string(),
             call_id: names.call_id.to_string(),
@@ -225,6 +225,7 @@ pub(crate) struct KeptRecord {
     pub(crate) role: SmolStr,
     pub(crate) tool: SmolStr,
     pub(crate) call_id: SmolStr,
+    pub(crate) issuer: Option<SmolStr>,
     pub(crate) arguments: KeptArguments,
 }
 
@@ -237,6 +238,7 @@ impl KeptRecord {
             role: names.role.clone(),
             tool: names.tool.clone(),
             call_id: names.call_id.clone(),
+            issuer: names.issuer.cloned(),
             arguments,
         }
     }
@@ -260,7 +262,6 @@ impl KeptRecord {
             approver,
             outcome,
             duration_ms,
-            issuer,
         } = facts;
         let kept = &mut self.facts;
         kept.order = order;
@@ -269,7 +270,10 @@ impl KeptRecord {
         kept.outcome = outcome;
         kept.duration_ms = duration_ms;
         kept.approver = approver;
-        kept.issuer = issuer;
+        // Most callers have no issuer: nothing to write then.
+        if self.issuer.as_ref() != names.issuer {
+            self.issuer = names.issuer.cloned();
+        }
         self.caller.clone_from(names.caller);
         self.role.clone_from(names.role);
         self.tool.clone_from(names.tool);
@@ -284,7 +288,7 @@ impl KeptRecord {
         let record = AuditRecord {
             time_ms: facts.time_ms,
             caller: self.caller.to_string(),
-            issuer: facts.issuer.as_ref().map(SmolStr::to_string),
+            issuer: self.issuer.as_ref().map(SmolStr::to_string),
             role: self.role.to_string(),
             tool: self.tool.to_string(),
             call_id: self.call_id.to_string(),
@@ -306,6 +310,7 @@ impl KeptRecord {
 pub(crate) struct Whole {
     pub(crate) facts: Facts,
     pub(crate) names: [SmolStr; 4],
+    pub(crate) issuer: Option<SmolStr>,
     pub(crate) arguments: Value,
 }
 
@@ -319,8 +324,8 @@ impl From<AuditRecord> for Whole {
                 approver: record.approver,
                 outcome: Cow::Owned(record.outcome),
                 duration_ms: record.duration_ms,
-                issuer: record.issuer.map(SmolStr::from),
             },
+            issuer: record.issuer.map(SmolStr::from),
             names: [record.caller, record.role, record.tool, record.call_id].map(SmolStr::from),
             arguments: record.arguments,
         }

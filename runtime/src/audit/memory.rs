@@ -137,6 +137,7 @@ impl AuditStore for MemoryAuditStore {
         let Whole {
             facts,
             names: [caller, role, tool, call_id],
+            issuer,
             arguments,
         } = Whole::from(record);
         let names = Names {
@@ -144,6 +145,7 @@ impl AuditStore for MemoryAuditStore {
             role: &role,
             tool: &tool,
             call_id: &call_id,
+            issuer: issuer.as_ref(),
         };
         self.keep(facts, names, CallArguments::Value(arguments));
         ready(Ok(()))
@@ -285,6 +287,7 @@ mod tests {
             role,
             tool,
             call_id,
+            issuer: None,
         };
         let text = CallArguments::Text {
             text: r#"{"a":1}"#.to_owned(),

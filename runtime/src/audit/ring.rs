@@ -90,6 +90,7 @@ mod tests {
             role: &STAFF,
             tool: &ADD,
             call_id,
+            issuer: None,
         }
     }
 
@@ -149,6 +150,7 @@ mod tests {
             role: &"admin".into(),
             tool: &"search".into(),
             call_id: &"x".into(),
+            issuer: None,
         };
         assert!(
             ring.keep(record(), names, CallArguments::default())

@@ -426,7 +426,6 @@ pub(crate) fn audit<'a>(
                 Err(error) => error.code.wire(),
             },
             duration_ms: crate::util::time::millis(duration),
-            issuer: caller.issuer_text().cloned(),
         };
         let sinks_want = governance
             .sinks
@@ -445,6 +444,7 @@ pub(crate) fn audit<'a>(
             role: caller.role_text(),
             tool,
             call_id,
+            issuer: caller.issuer_text(),
         };
         match &governance.history {
             // The field, not `take_arguments`: `tool` may still borrow the trail's name.

@@ -171,12 +171,9 @@ impl ProviderSignIn {
 /// `GET {console}/sign-in`: a new sign-in, remembered under its `state`; the browser goes
 /// to the provider.
 pub(super) async fn start(State(served): State<Arc<super::Served>>) -> Response {
-    let Some(sign_in) = served.sign_in.as_ref() else {
-        return problem(
-            StatusCode::NOT_FOUND,
-            "this console does not sign in through a provider",
-            &served.at,
-        );
+    let sign_in = match signing_in(&served) {
+        Ok(sign_in) => sign_in,
+        Err(refused) => return refused,
     };
     match begin(sign_in).await {
         Ok((url, state)) => {
@@ -241,12 +238,9 @@ pub(super) async fn callback(
     headers: HeaderMap,
     Query(answer): Query<Answer>,
 ) -> Response {
-    let Some(sign_in) = served.sign_in.as_ref() else {
-        return problem(
-            StatusCode::NOT_FOUND,
-            "this console does not sign in through a provider",
-            &served.at,
-        );
+    let sign_in = match signing_in(&served) {
+        Ok(sign_in) => sign_in,
+        Err(refused) => return refused,
     };
     match finish(sign_in, &headers, answer).await {
         Ok((secret, expires_ms)) => {
@@ -394,12 +388,9 @@ pub(super) async fn sign_out(
     State(served): State<Arc<super::Served>>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(sign_in) = served.sign_in.as_ref() else {
-        return problem(
-            StatusCode::NOT_FOUND,
-            "this console does not sign in through a provider",
-            &served.at,
-        );
+    let sign_in = match signing_in(&served) {
+        Ok(sign_in) => sign_in,
+        Err(refused) => return refused,
     };
     // Only the console's own script sends JSON; a page elsewhere cannot without asking.
     if !declares_json(headers.get(header::CONTENT_TYPE)) {
@@ -428,6 +419,14 @@ pub(super) async fn sign_out(
         &cookie(SESSION_COOKIE, "", "/", 0, sign_in.secure()),
     );
     response
+}
+
+/// The console's sign-in (its routes exist only with one; a console without is told so).
+fn signing_in(served: &super::Served) -> Result<&ProviderSignIn, Response> {
+    served.sign_in.as_ref().ok_or_else(|| {
+        let says = "this console does not sign in through a provider";
+        problem(StatusCode::NOT_FOUND, says, &served.at)
+    })
 }
 
 fn status_of(error: &IdentityError) -> StatusCode {
