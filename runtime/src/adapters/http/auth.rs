@@ -21,7 +21,9 @@ pub struct AuthError {
     pub status: StatusCode,
     /// Said to the client.
     pub message: String,
-    challenge: Challenge,
+    /// Boxed: a refusal is rare, and a small error keeps every request's authentication
+    /// future small.
+    challenge: Box<Challenge>,
 }
 
 /// What the `WWW-Authenticate` header says beside `Bearer`.
@@ -70,10 +72,10 @@ impl AuthError {
         AuthError {
             status,
             message: message.into(),
-            challenge: Challenge {
+            challenge: Box::new(Challenge {
                 error,
                 ..Challenge::default()
-            },
+            }),
         }
     }
 
