@@ -87,6 +87,9 @@ mod arguments;
 pub mod audit;
 mod call;
 mod caller;
+#[cfg(feature = "cedar")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cedar")))]
+pub mod cedar;
 pub mod content;
 mod context;
 mod definition;
@@ -94,6 +97,7 @@ mod error;
 pub mod events;
 mod exact;
 pub mod formats;
+mod front;
 #[cfg(feature = "oidc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oidc")))]
 pub mod identity;
@@ -142,6 +146,7 @@ pub use definition::{
     provider_tool_name,
 };
 pub use error::{ErrorCode, ToolError};
+pub use front::FrontEnd;
 pub use registry::{
     BatchMode, BatchOptions, BuildError, BuildProblem, CallOptions, DEFAULT_SUGGESTION_THRESHOLD,
     Registry, RegistryBuilder, ToolList,

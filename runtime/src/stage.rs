@@ -76,6 +76,7 @@ use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
+use crate::front::FrontEnd;
 use crate::tool::ToolResult;
 
 /// A call as a [`CallStage`] sees it, before it is authorized.
@@ -87,6 +88,10 @@ pub struct StageCall<'a> {
     pub tool: &'a ToolDefinition,
     /// The call's id.
     pub call_id: &'a str,
+    /// Where the call came in.
+    pub front: FrontEnd,
+    /// The agent run the call belongs to, if any.
+    pub run_id: Option<&'a str>,
     arguments: &'a dyn ShownArguments,
     clear: bool,
 }
@@ -107,6 +112,7 @@ impl ShownArguments for Value {
 impl<'a> StageCall<'a> {
     pub(crate) fn new(
         (caller, tool, call_id): (&'a Caller, &'a ToolDefinition, &'a str),
+        (front, run_id): (FrontEnd, Option<&'a str>),
         arguments: &'a dyn ShownArguments,
         clear: bool,
     ) -> Self {
@@ -114,6 +120,8 @@ impl<'a> StageCall<'a> {
             caller,
             tool,
             call_id,
+            front,
+            run_id,
             arguments,
             clear,
         }
@@ -167,6 +175,13 @@ pub trait CallStage: Send + Sync + 'static {
 
     /// What to do with the call.
     fn check(&self, call: &StageCall<'_>) -> StageVerdict;
+
+    /// What to do with the call, and what the call's audit record should say of it (e.g.
+    /// the rules that decided), which is noted even when the call goes on. The default is
+    /// [`check`](Self::check), with nothing to note.
+    fn check_explained(&self, call: &StageCall<'_>) -> (StageVerdict, Option<String>) {
+        (self.check(call), None)
+    }
 
     /// Whether the stage must see `#[secret]` arguments in clear. The default is `false`:
     /// they read [`REDACTED`](crate::audit::REDACTED).

@@ -68,7 +68,12 @@ async fn seek_approval(
         return decide_now(asking, approver_name, approver, arguments, reason, review).await;
     }
     if let Some(ask_caller) = asking.ask_caller
-        && governance.may_decide(asking.config, asking.caller, asking.entry)
+        && governance.may_decide_call(
+            asking.config,
+            asking.caller,
+            asking.entry,
+            (asking.caller, &arguments),
+        )
     {
         return confirm::by_caller(asking, ask_caller, arguments, reason, review).await;
     }

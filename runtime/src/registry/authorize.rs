@@ -59,7 +59,8 @@ pub(crate) fn authorize(
 fn authorize_staged(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Authorization {
     let stages = &asking.config.governance.stages;
     let entry = asking.entry;
-    let staged = stages.check_call(asking.caller, entry, asking.call_id, arguments);
+    let origin = (asking.front, asking.run_id);
+    let staged = stages.check_call(asking.caller, entry, (asking.call_id, origin), arguments);
     let (rewritten, approval, notes) = match staged {
         Staged::Untouched => return by_policy(asking, arguments, dry_run),
         Staged::Refused { error, notes } => {

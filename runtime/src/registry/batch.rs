@@ -45,6 +45,8 @@ pub struct BatchOptions {
     pub dry_run: bool,
     /// The agent run these calls belong to: their [events](crate::events) carry it.
     pub run_id: Option<String>,
+    /// Where the calls came in (rules read it; default: the library).
+    pub front: crate::FrontEnd,
 }
 
 /// Settings of one call.
@@ -56,6 +58,8 @@ pub struct CallOptions {
     pub dry_run: bool,
     /// The agent run the call belongs to (see [`BatchOptions::run_id`]).
     pub run_id: Option<String>,
+    /// Where the call came in (rules read it; default: the library).
+    pub front: crate::FrontEnd,
     /// Where the tool's progress reports go (see [`progress`](crate::progress)).
     pub progress: Option<crate::progress::ProgressSink>,
     /// Where the tool's log messages go ([`ToolContext::log`](crate::ToolContext::log)).
@@ -98,6 +102,7 @@ pub(crate) async fn run(
         cancel: Cancel(options.cancel.as_ref()),
         dry_run,
         run_id: options.run_id.as_deref(),
+        front: options.front,
         // Progress, input and the like are one call's (`CallOptions`).
         client: None,
     };

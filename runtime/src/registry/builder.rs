@@ -77,6 +77,8 @@ pub struct RegistryBuilder {
     scorer: Option<Box<dyn Scorer>>,
     suggestion_threshold: f64,
     stages: Stages,
+    #[cfg(feature = "cedar")]
+    cedar: Option<crate::cedar::CedarPolicies>,
 }
 
 /// The least [relevance](crate::search::Scored::relevance) a tool needs to be suggested, by
@@ -117,6 +119,8 @@ impl Default for RegistryBuilder {
             scorer: None,
             suggestion_threshold: DEFAULT_SUGGESTION_THRESHOLD,
             stages: Stages::default(),
+            #[cfg(feature = "cedar")]
+            cedar: None,
         }
     }
 }
@@ -434,6 +438,17 @@ impl RegistryBuilder {
         self
     }
 
+    /// Decides calls, listings and approvals with Cedar rules too (feature `cedar`; see
+    /// [`cedar`](crate::cedar)): checked against the tools' schemas by
+    /// [`build`](Self::build), they run after every call stage, on the arguments as they will
+    /// run, and hide from each caller the tools no rule lets it see.
+    #[cfg(feature = "cedar")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cedar")))]
+    pub fn cedar(mut self, policies: crate::cedar::CedarPolicies) -> Self {
+        self.cedar = Some(policies);
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -448,9 +463,18 @@ impl RegistryBuilder {
             std::mem::take(&mut self.expected_tools),
             std::mem::take(&mut self.expected_groups),
         );
-        let config = self.into_config()?;
+        #[cfg(feature = "cedar")]
+        let cedar = self.cedar.take();
+        #[allow(unused_mut)]
+        let mut config = self.into_config()?;
         let snapshot =
             Snapshot::assemble(&config.rules(), Vec::new(), candidates).map_err(BuildError::new)?;
+        #[cfg(feature = "cedar")]
+        if let Some(policies) = cedar {
+            config
+                .governance
+                .decide_with_rules(policies, &config.roles, &snapshot)?;
+        }
         let missing = missing_expected(&snapshot, &expected_tools, &expected_groups);
         if !missing.is_empty() {
             return Err(BuildError::new(missing));
@@ -549,6 +573,8 @@ impl RegistryBuilder {
                 grants: self.grants,
                 events: EventBus::default(),
                 stages: self.stages,
+                #[cfg(feature = "cedar")]
+                cedar: None,
             },
         })
         .map(|mut config: Config| {

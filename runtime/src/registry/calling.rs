@@ -161,6 +161,7 @@ pub(crate) struct Options {
     cancel: Option<CancellationToken>,
     dry_run: bool,
     run_id: Option<String>,
+    front: crate::FrontEnd,
     client: ClientSide,
 }
 
@@ -170,6 +171,7 @@ impl From<CallOptions> for Options {
             cancel,
             dry_run,
             run_id,
+            front,
             progress,
             log,
             input,
@@ -179,6 +181,7 @@ impl From<CallOptions> for Options {
             cancel,
             dry_run,
             run_id,
+            front,
             client: ClientSide {
                 progress,
                 log,
@@ -192,7 +195,11 @@ impl From<CallOptions> for Options {
 impl Options {
     /// Whether these are no options at all (a plain call).
     pub(crate) fn is_plain(&self) -> bool {
-        self.cancel.is_none() && !self.dry_run && self.run_id.is_none() && self.client.is_empty()
+        self.cancel.is_none()
+            && !self.dry_run
+            && self.run_id.is_none()
+            && self.front == crate::FrontEnd::Library
+            && self.client.is_empty()
     }
 
     /// How a call with these options runs for `caller`.
@@ -201,6 +208,7 @@ impl Options {
             cancel: Cancel(self.cancel.as_ref()),
             dry_run: self.dry_run,
             run_id: self.run_id.as_deref(),
+            front: self.front,
             ..registry.run_for(caller, Some(&self.client))
         }
     }

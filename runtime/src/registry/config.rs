@@ -69,6 +69,9 @@ pub(crate) struct Governance {
     pub(crate) events: EventBus,
     /// The application's own stages.
     pub(crate) stages: Stages,
+    /// The Cedar rules, which also decide who may decide a waiting call.
+    #[cfg(feature = "cedar")]
+    pub(crate) cedar: Option<Arc<crate::cedar::CedarRules>>,
     /// Whether a tool may be run in place, its arguments read and its call authorized in
     /// the same step: only when no step between the read and the run may wait (asked of the
     /// steps once, at build: [`steps_that_wait`](Self::steps_that_wait)).
@@ -118,5 +121,26 @@ impl Governance {
     pub(crate) fn may_decide(&self, config: &Config, approver: &Caller, entry: &Entry) -> bool {
         self.approver_rank_of(config, approver)
             .is_some_and(|rank| entry.rank <= rank)
+    }
+
+    /// [`may_decide`](Self::may_decide) `requester`'s waiting call of `entry`'s tool with
+    /// `arguments`, as the rules also say (their `approve` action).
+    pub(crate) fn may_decide_call(
+        &self,
+        config: &Config,
+        approver: &Caller,
+        entry: &Entry,
+        (requester, arguments): (&Caller, &serde_json::Value),
+    ) -> bool {
+        if !self.may_decide(config, approver, entry) {
+            return false;
+        }
+        #[cfg(feature = "cedar")]
+        if let Some(rules) = &self.cedar {
+            let tool = &entry.definition.name;
+            return rules.may_approve(approver, requester, tool, arguments);
+        }
+        let _ = (requester, arguments);
+        true
     }
 }

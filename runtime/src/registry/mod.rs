@@ -10,6 +10,8 @@ mod batch;
 mod builder;
 mod calling;
 mod cancel;
+#[cfg(feature = "cedar")]
+mod cedar;
 mod checked;
 mod checked_arguments;
 mod config;
@@ -343,6 +345,7 @@ impl Registry {
             cancel: cancel::Cancel(None),
             dry_run: false,
             run_id: None,
+            front: crate::FrontEnd::Library,
             client,
         }
     }
@@ -553,6 +556,30 @@ impl Registry {
         result.is_ok() && found
     }
 
+    /// Reads the Cedar rules' files again (see [`cedar`](crate::cedar)): from now on the new
+    /// set decides, or, if it does not compile against the tools, the set deciding now stays
+    /// and its problems (file, line, what is wrong) are returned. Nothing happens to calls
+    /// already past their rules.
+    #[cfg(feature = "cedar")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cedar")))]
+    pub fn reload_rules(&self) -> Result<(), Vec<crate::cedar::CedarProblem>> {
+        match &self.inner.config.governance.cedar {
+            Some(rules) => rules.reload(),
+            None => Ok(()),
+        }
+    }
+
+    /// What kept the last change of rules (a reload) or of tools from being checked by the
+    /// rules; empty when the rules decide for every tool.
+    #[cfg(feature = "cedar")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cedar")))]
+    pub fn rule_problems(&self) -> Vec<crate::cedar::CedarProblem> {
+        match &self.inner.config.governance.cedar {
+            Some(rules) => rules.problems(),
+            None => Vec::new(),
+        }
+    }
+
     /// A receiver whose value (a version number) changes whenever tools are added or removed
     /// at run time, e.g. to send MCP's `notifications/tools/list_changed`.
     pub fn changes(&self) -> watch::Receiver<u64> {
@@ -572,6 +599,9 @@ impl Registry {
         }
         let snapshot = Snapshot::assemble(&self.inner.config.rules(), entries, candidates)
             .map_err(BuildError::new)?;
+        // The rules know a tool before any call can reach it.
+        #[cfg(feature = "cedar")]
+        self.inner.config.governance.follow_tools(&snapshot);
         search::index_changes(&self.inner.config, &current, &snapshot);
         self.inner.snapshot.store(Arc::new(snapshot));
         self.inner.version.send_modify(|version| *version += 1);

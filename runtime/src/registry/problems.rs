@@ -11,6 +11,16 @@ use crate::formats::{Incompatibility, Provider};
 pub enum BuildProblem {
     /// No roles were configured.
     NoRoles,
+    /// A Cedar rule (or a set of them) is not usable: it does not parse, or names what the
+    /// tools, roles or declared claims do not have, or compares it with the wrong type.
+    Rule {
+        /// The file, or the name the rules were given in code.
+        file: String,
+        /// The 1-based line, where one is known.
+        line: Option<usize>,
+        /// What is wrong, and the fix where one is known.
+        message: String,
+    },
     /// A role name appears twice in the hierarchy.
     DuplicateRole {
         /// The repeated role.
@@ -121,6 +131,12 @@ impl fmt::Display for BuildProblem {
                 f,
                 "no roles are configured; call `.roles([\"public\", \"staff\", ...])`, lowest first"
             ),
+            BuildProblem::Rule {
+                file,
+                line: Some(line),
+                message,
+            } => write!(f, "{file}:{line}: {message}"),
+            BuildProblem::Rule { file, message, .. } => write!(f, "{file}: {message}"),
             BuildProblem::DuplicateRole { role } => {
                 write!(
                     f,

@@ -155,6 +155,8 @@ async fn run_approved(
         cancel: Cancel(None),
         dry_run: false,
         run_id: run_id.as_deref(),
+        // Decided already: no rule reads where it came in any more.
+        front: crate::FrontEnd::Library,
         // Nobody asked: the caller who made the call is not waiting on it.
         client: None,
     };

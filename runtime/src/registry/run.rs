@@ -21,6 +21,8 @@ pub(crate) struct Run<'a> {
     pub(crate) dry_run: bool,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
+    /// Where the call came in.
+    pub(crate) front: crate::FrontEnd,
     /// What the caller's client brings (single calls only).
     pub(crate) client: Option<&'a ClientSide>,
 }
@@ -75,6 +77,7 @@ impl<'r> Run<'r> {
             call_id,
             cancel: self.cancel,
             run_id: self.run_id,
+            front: self.front,
             ask_caller: self.client.and_then(|client| client.ask_caller.as_ref()),
         }
     }
@@ -89,6 +92,8 @@ pub(crate) struct Asking<'a> {
     pub(crate) cancel: Cancel<'a>,
     /// The agent run the call belongs to, for its events.
     pub(crate) run_id: Option<&'a str>,
+    /// Where the call came in.
+    pub(crate) front: crate::FrontEnd,
     /// How to ask the caller's own client, where the caller may decide the call.
     pub(crate) ask_caller: Option<&'a AskCaller>,
 }

@@ -18,6 +18,7 @@ use crate::call::ToolOutcome;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
+use crate::front::FrontEnd;
 use crate::registry::checked_arguments::Arguments;
 use crate::registry::contain::{contained, contained_panic};
 use crate::registry::snapshot::Entry;
@@ -112,7 +113,7 @@ impl Stages {
         &self,
         caller: &Caller,
         entry: &Entry,
-        call_id: &str,
+        (call_id, origin): (&str, (FrontEnd, Option<&str>)),
         arguments: Arguments<'_>,
     ) -> Staged {
         let tool = &entry.definition;
@@ -120,13 +121,15 @@ impl Stages {
         let (mut rewritten, mut approval, mut notes) = (false, None, Notes::default());
         for (stage, clear) in &self.calls {
             let clear = *clear;
-            let call = StageCall::new((caller, tool, call_id), &shown, clear);
+            let call = StageCall::new((caller, tool, call_id), origin, &shown, clear);
             // Most stages let most calls through: that verdict is not moved about.
-            let checked = contained("a call stage", &tool.name, || match stage.check(&call) {
-                StageVerdict::Continue => None,
-                verdict => Some(Box::new(verdict)),
+            let checked = contained("a call stage", &tool.name, || {
+                match stage.check_explained(&call) {
+                    (StageVerdict::Continue, None) => None,
+                    (verdict, why) => Some(Box::new((verdict, why))),
+                }
             });
-            let verdict = match checked {
+            let (verdict, why) = match checked {
                 Some(None) => continue,
                 Some(Some(verdict)) => *verdict,
                 None => {
@@ -138,6 +141,9 @@ impl Stages {
                     };
                 }
             };
+            if let Some(why) = &why {
+                notes.add(stage.name(), why);
+            }
             match verdict {
                 StageVerdict::Continue => {}
                 StageVerdict::Refuse(error) => {

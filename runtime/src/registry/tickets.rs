@@ -89,10 +89,11 @@ pub(crate) async fn redeem(
         .map_err(ticket_store_failed)?
         .ok_or(TicketError::AlreadyUsed)?;
     // A call waiting for its own caller's confirmation is no approver's to decide.
+    let asked = (&waiting.caller, &waiting.arguments);
     let decidable = !waiting.caller_confirms
         && snapshot
             .any(&waiting.tool)
-            .is_some_and(|entry| governance.may_decide(config, approver, entry));
+            .is_some_and(|entry| governance.may_decide_call(config, approver, entry, asked));
     if !decidable {
         return Err(TicketError::AlreadyUsed);
     }
@@ -131,7 +132,8 @@ pub(crate) async fn pending_for(
         .filter(|call| !call.caller_confirms)
         .filter_map(|mut call| {
             let entry = snapshot.any(&call.tool)?;
-            if !governance.may_decide(config, approver, entry) {
+            let asked = (&call.caller, &call.arguments);
+            if !governance.may_decide_call(config, approver, entry, asked) {
                 return None;
             }
             call.arguments = redact(&call.arguments, &entry.definition.secret_arguments);

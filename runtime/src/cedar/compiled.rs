@@ -1,0 +1,260 @@
+//! Rules made ready for a registry's tools: the generated schema, the rules checked against
+//! it (Cedar's validator, strict), and the entities every decision needs, built once.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use cedar_policy::{
+    Entity, EntityId, EntityTypeName, EntityUid, PolicySet, RestrictedExpression, Schema,
+    ValidationMode, Validator,
+};
+use serde_json::Value;
+
+use super::problem::CedarProblem;
+use super::schema::{ToolTyping, approve_action, call_action, schema};
+use super::sources::Parsed;
+use super::typing::CedarType;
+use crate::definition::ToolDefinition;
+
+/// The rules that express the roles: within a caller's role, everything is permitted (the
+/// registry's own role check, and its approver role, stay the floor whatever the rules say).
+const ROLE_RULES: &str = r#"
+@id("toolgate.roles")
+permit (principal, action in [Action::"see", Action::"call", Action::"approve"], resource)
+when { principal in resource.permission };
+"#;
+
+/// Rules ready to decide.
+pub(crate) struct Compiled {
+    pub(crate) policies: PolicySet,
+    pub(crate) tools: HashMap<String, ToolFacts>,
+    /// The role names, lowest first.
+    pub(crate) roles: Vec<String>,
+    pub(crate) claims: Vec<(String, CedarType)>,
+    /// `Action::"see"`, `Action::"call"`, `Action::"approve"`.
+    pub(crate) see: (EntityUid, Entity),
+    pub(crate) call_group: Entity,
+    pub(crate) approve_group: Entity,
+}
+
+/// What the decisions about one tool need.
+pub(crate) struct ToolFacts {
+    pub(crate) entity: Entity,
+    pub(crate) arguments: CedarType,
+    pub(crate) call: (EntityUid, Entity),
+    pub(crate) approve: (EntityUid, Entity),
+}
+
+/// What a set of rules is compiled with.
+pub(crate) struct Settings<'a> {
+    pub(crate) roles: &'a [String],
+    pub(crate) claims: &'a [(String, CedarType)],
+    pub(crate) role_rules: bool,
+}
+
+/// Compiles `parsed` for `tools`; every problem, with its file and line.
+pub(crate) fn compile(
+    parsed: &Parsed,
+    tools: &[&ToolDefinition],
+    settings: &Settings<'_>,
+) -> Result<Compiled, Vec<CedarProblem>> {
+    let typings: Vec<ToolTyping> = tools.iter().map(|tool| ToolTyping::of(tool)).collect();
+    let generated = schema(settings.roles, settings.claims, &typings);
+    let schema = Schema::from_json_value(generated).map_err(|error| {
+        vec![CedarProblem::of(
+            "toolgate",
+            format!("the generated Cedar schema is refused: {error}"),
+        )]
+    })?;
+    let mut policies = parsed.policies.clone();
+    if settings.role_rules {
+        let roles = PolicySet::from_str(ROLE_RULES).expect("toolgate's role rules parse");
+        for policy in roles.policies() {
+            let id = policy.annotation("id").unwrap_or("toolgate.roles");
+            let _ = policies.add(policy.new_id(cedar_policy::PolicyId::new(id)));
+        }
+    }
+    let mut problems = validate(&schema, &policies, parsed, &typings);
+    problems.extend(unknown_tools(&policies, parsed, tools));
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let actions = schema
+        .action_entities()
+        .map_err(|error| vec![CedarProblem::of("toolgate", error.to_string())])?;
+    let action = |id: &str| -> (EntityUid, Entity) {
+        let uid = uid("Action", id);
+        let entity = actions
+            .get(&uid)
+            .cloned()
+            .unwrap_or_else(|| Entity::with_uid(uid.clone()));
+        (uid, entity)
+    };
+    let facts = tools
+        .iter()
+        .zip(typings)
+        .map(|(tool, typing)| {
+            let facts = ToolFacts {
+                entity: tool_entity(tool),
+                arguments: typing.arguments,
+                call: action(&call_action(&tool.name)),
+                approve: action(&approve_action(&tool.name)),
+            };
+            (tool.name.clone(), facts)
+        })
+        .collect();
+    Ok(Compiled {
+        policies,
+        tools: facts,
+        roles: settings.roles.to_vec(),
+        claims: settings.claims.to_vec(),
+        see: action("see"),
+        call_group: action("call").1,
+        approve_group: action("approve").1,
+    })
+}
+
+/// Cedar's validator, strict: an unknown argument, role or claim, a wrong type, an
+/// unknown action. An argument left out of the typed context says why.
+fn validate(
+    schema: &Schema,
+    policies: &PolicySet,
+    parsed: &Parsed,
+    typings: &[ToolTyping],
+) -> Vec<CedarProblem> {
+    let result = Validator::new(schema.clone()).validate(policies, ValidationMode::Strict);
+    result
+        .validation_errors()
+        .map(|error| {
+            let mut message = error.to_string();
+            if let Some(why) = left_out_named(&message, typings) {
+                message.push_str(&format!(": {why}"));
+            }
+            match parsed
+                .origins
+                .get(error.policy_id())
+                .map(|index| &parsed.files[*index])
+            {
+                Some(file) => CedarProblem::reported(&file.name, &file.text, error, message),
+                None => CedarProblem::of("toolgate", message),
+            }
+        })
+        .collect()
+}
+
+/// Why an argument a message names (`attribute `arguments.price` ... for Action::"call:t"`)
+/// was left out of its tool's typed context, if it was.
+fn left_out_named(message: &str, typings: &[ToolTyping]) -> Option<String> {
+    let named = message.split('`').nth(1)?.strip_prefix("arguments.")?;
+    typings.iter().find_map(|typing| {
+        let mentioned = message.contains(&format!("\"{}\"", call_action(&typing.name)))
+            || message.contains(&format!("\"{}\"", approve_action(&typing.name)));
+        let left = typing.left_out.iter().find(|left| left.path == named)?;
+        mentioned.then(|| {
+            format!(
+                "`{named}` of `{}` is not in the typed arguments: {}",
+                typing.name, left.why
+            )
+        })
+    })
+}
+
+/// Rules naming a tool (`Tool::"name"`) that is not registered.
+fn unknown_tools(
+    policies: &PolicySet,
+    parsed: &Parsed,
+    tools: &[&ToolDefinition],
+) -> Vec<CedarProblem> {
+    let mut problems = Vec::new();
+    for policy in policies.policies() {
+        let Ok(json) = policy.to_json() else { continue };
+        let mut named = Vec::new();
+        tools_named(&json, &mut named);
+        for name in named {
+            if tools.iter().any(|tool| tool.name == name) {
+                continue;
+            }
+            let nearest = tools
+                .iter()
+                .map(|tool| (strsim::levenshtein(&tool.name, &name), &tool.name))
+                .min()
+                .filter(|(distance, _)| *distance <= 3)
+                .map(|(_, tool)| format!(" (did you mean `{tool}`?)"))
+                .unwrap_or_default();
+            let message = format!(
+                "rule `{}` names the tool `{name}`, which is not registered{nearest}",
+                policy.id()
+            );
+            let file = parsed
+                .origins
+                .get(policy.id())
+                .map(|index| &parsed.files[*index]);
+            problems.push(match file {
+                Some(file) => CedarProblem {
+                    file: file.name.clone(),
+                    line: file
+                        .text
+                        .find(&format!("Tool::\"{name}\""))
+                        .map(|at| super::problem::line_at(&file.text, at)),
+                    message,
+                },
+                None => CedarProblem::of("toolgate", message),
+            });
+        }
+    }
+    problems
+}
+
+/// The ids of `Tool` entities a rule's JSON form names.
+fn tools_named(value: &Value, named: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            if object.get("type").and_then(Value::as_str) == Some("Tool")
+                && let Some(id) = object.get("id").and_then(Value::as_str)
+            {
+                named.push(id.to_owned());
+            }
+            object.values().for_each(|inner| tools_named(inner, named));
+        }
+        Value::Array(items) => items.iter().for_each(|inner| tools_named(inner, named)),
+        _ => {}
+    }
+}
+
+/// `Type::"id"`.
+pub(crate) fn uid(type_name: &str, id: &str) -> EntityUid {
+    let type_name =
+        EntityTypeName::from_str(type_name).expect("toolgate's entity types are valid names");
+    EntityUid::from_type_name_and_id(type_name, EntityId::new(id))
+}
+
+/// A tool as the rules see it.
+fn tool_entity(tool: &ToolDefinition) -> Entity {
+    let string = |text: &str| RestrictedExpression::new_string(text.to_owned());
+    let flag = RestrictedExpression::new_bool;
+    let source = match &tool.source {
+        Some(location) if location.file.ends_with(".rs") => "rust",
+        Some(_) => "file",
+        None => "other",
+    };
+    let tags = RestrictedExpression::new_set(tool.tags.iter().map(|tag| string(tag)));
+    let mut attributes = HashMap::from([
+        ("name".to_owned(), string(&tool.name)),
+        (
+            "permission".to_owned(),
+            RestrictedExpression::new_entity_uid(uid("Role", &tool.permission)),
+        ),
+        ("risk".to_owned(), string(tool.risk.as_str())),
+        ("read_only".to_owned(), flag(tool.hints.read_only)),
+        ("destructive".to_owned(), flag(tool.hints.destructive)),
+        ("idempotent".to_owned(), flag(tool.hints.idempotent)),
+        ("open_world".to_owned(), flag(tool.hints.open_world)),
+        ("tags".to_owned(), tags),
+        ("source".to_owned(), string(source)),
+    ]);
+    if let Some(group) = &tool.group {
+        attributes.insert("group".to_owned(), string(group));
+    }
+    Entity::new(uid("Tool", &tool.name), attributes, Default::default())
+        .unwrap_or_else(|_| Entity::with_uid(uid("Tool", &tool.name)))
+}
