@@ -272,3 +272,179 @@ async fn a_dry_run_reports_what_the_rules_would_decide() {
     assert_eq!(refused["decision"], "deny", "{refused}");
     assert!(refused["reason"].as_str().unwrap().contains("never made"));
 }
+
+/// The one build problem of `rules` (as the file `rules.cedar`), as said.
+fn problem_of(rules: &str) -> String {
+    let policies = CedarPolicies::new()
+        .text("rules.cedar", rules)
+        .claim("contractor", "Bool");
+    let built = Registry::builder()
+        .roles(["public", "customer", "staff", "admin"])
+        .filter_linked(|tool| tool.group.as_deref() == Some(GROUP))
+        .cedar(policies)
+        .build();
+    let error = built
+        .err()
+        .unwrap_or_else(|| panic!("refused at build: {rules}"));
+    let problems: Vec<String> = error.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    problems[0].clone()
+}
+
+#[test]
+fn rules_that_do_not_fit_the_tools_fail_the_build_with_file_and_line() {
+    let cases = [
+        // An argument the tool does not have, with Cedar's hint.
+        (
+            "\n\nforbid (principal, action == Action::\"call:refund\", resource)\nwhen { context.arguments.amout > 5 };",
+            "rules.cedar:4:",
+            "did you mean `amount`?",
+        ),
+        // The wrong type.
+        (
+            "forbid (principal, action == Action::\"call:refund\", resource)\nwhen { context.arguments.amount == \"lots\" };",
+            "rules.cedar:2:",
+            "are not compatible",
+        ),
+        // A tool that is not registered.
+        (
+            "\nforbid (principal, action, resource == Tool::\"refnd\");",
+            "rules.cedar:2:",
+            "the tool `refnd`, which is not registered (did you mean `refund`?)",
+        ),
+        // An action of a tool that is not registered.
+        (
+            "forbid (principal, action == Action::\"call:refnd\", resource);",
+            "rules.cedar:1:",
+            "call:refnd",
+        ),
+        // A role that is not the registry's.
+        (
+            "forbid (principal in Role::\"stafff\", action, resource);",
+            "rules.cedar:1:",
+            "valid entity eids: \"public\", \"customer\", \"staff\", \"admin\"",
+        ),
+        // A claim that was not declared.
+        (
+            "forbid (principal, action, resource)\nwhen { principal.claims has department };",
+            "rules.cedar:1:",
+            "a `has` test of a claim that is not declared",
+        ),
+        (
+            "forbid (principal, action, resource)\nwhen { principal.claims.department == \"x\" };",
+            "rules.cedar:2:",
+            "claims.department",
+        ),
+        // Syntax.
+        (
+            "forbid (principal, action, resource) when { 1 + };",
+            "rules.cedar:1:",
+            "unexpected token",
+        ),
+        // An argument with no exact Cedar type says why.
+        (
+            "forbid (principal, action == Action::\"call:price_check\", resource)\nwhen { context.arguments.price > 5 };",
+            "rules.cedar:2:",
+            "`price` of `price_check` is not in the typed arguments: it is a number that may have a fraction",
+        ),
+    ];
+    for (rules, place, says) in cases {
+        let problem = problem_of(rules);
+        assert!(
+            problem.starts_with(place),
+            "{place} for {rules:?}: {problem}"
+        );
+        assert!(problem.contains(says), "{says:?} in {problem}");
+    }
+}
+
+#[test]
+fn a_claim_of_no_cedar_type_is_a_build_problem() {
+    let policies = CedarPolicies::new().claim("age", "Number");
+    let error = Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .cedar(policies)
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        error
+            .to_string()
+            .contains("the claim `age` is declared as `Number`"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn rules_reloaded_while_serving_take_effect_at_once_or_not_at_all() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("clinic.cedar");
+    std::fs::write(&file, "@id(\"small refunds only\") forbid (principal, action == Action::\"call:refund\", resource) when { context.arguments.amount > 10 };").unwrap();
+    let clinic = registry_with(CedarPolicies::new().folder(folder.path()));
+    let ann = staff("ann");
+    denied_because(
+        &call(&clinic, &ann, "refund", json!({"amount": 50})).await,
+        "small refunds only",
+    );
+    // A good change decides from now on.
+    std::fs::write(&file, "@id(\"refunds up to 100\") forbid (principal, action == Action::\"call:refund\", resource) when { context.arguments.amount > 100 };").unwrap();
+    clinic.reload_rules().unwrap();
+    assert!(
+        call(&clinic, &ann, "refund", json!({"amount": 50}))
+            .await
+            .result
+            .is_ok()
+    );
+    denied_because(
+        &call(&clinic, &ann, "refund", json!({"amount": 500})).await,
+        "refunds up to 100",
+    );
+    // A broken one is refused with its line; the last good set keeps deciding.
+    std::fs::write(&file, "\n\nforbid (principal, action == Action::\"call:refund\", resource) when { context.arguments.amnt > 1 };").unwrap();
+    let problems = clinic.reload_rules().unwrap_err();
+    assert_eq!(problems[0].line, Some(3), "{problems:?}");
+    assert!(problems[0].file.ends_with("clinic.cedar"));
+    assert_eq!(clinic.rule_problems(), problems);
+    assert!(
+        call(&clinic, &ann, "refund", json!({"amount": 50}))
+            .await
+            .result
+            .is_ok()
+    );
+    denied_because(
+        &call(&clinic, &ann, "refund", json!({"amount": 500})).await,
+        "refunds up to 100",
+    );
+}
+
+/// A tool added while serving.
+struct Appointments;
+
+impl toolgate::Tool for Appointments {
+    fn definition(&self) -> toolgate::ToolDefinition {
+        let schema = json!({"type": "object", "properties": {"day": {"type": "integer"}}, "required": ["day"]});
+        toolgate::ToolDefinition::new("book", "Books a day.", "customer", schema)
+    }
+
+    fn call(&self, _context: ToolContext, arguments: serde_json::Value) -> toolgate::ToolFuture {
+        Box::pin(async move { Ok(json!(format!("booked {}", arguments["day"]))) })
+    }
+}
+
+#[tokio::test]
+async fn a_tool_registered_while_serving_is_decided_by_the_rules_at_once() {
+    let rules = CedarPolicies::new().text(
+        "book.cedar",
+        "forbid (principal, action in Action::\"call\", resource) when { resource.name == \"book\" && context has arguments };",
+    );
+    let clinic = registry_with(rules);
+    clinic.register(Appointments).unwrap();
+    let bo = customer("bo");
+    assert!(seen(&clinic, &bo).contains(&"book".to_owned()));
+    denied_because(
+        &call(&clinic, &bo, "book", json!({"day": 3})).await,
+        "a rule forbids it",
+    );
+    assert!(clinic.rule_problems().is_empty());
+}

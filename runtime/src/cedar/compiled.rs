@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use cedar_policy::{
-    Entity, EntityId, EntityTypeName, EntityUid, PolicySet, RestrictedExpression, Schema,
-    ValidationMode, Validator,
+    Entity, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, RestrictedExpression, Schema,
+    ValidationMode, ValidationWarning, Validator,
 };
 use serde_json::Value;
 
@@ -123,29 +123,65 @@ fn validate(
     typings: &[ToolTyping],
 ) -> Vec<CedarProblem> {
     let result = Validator::new(schema.clone()).validate(policies, ValidationMode::Strict);
-    result
+    let mut problems: Vec<CedarProblem> = result
         .validation_errors()
         .map(|error| {
             let mut message = error.to_string();
             if let Some(why) = left_out_named(&message, typings) {
                 message.push_str(&format!(": {why}"));
             }
-            match parsed
-                .origins
-                .get(error.policy_id())
-                .map(|index| &parsed.files[*index])
-            {
-                Some(file) => CedarProblem::reported(&file.name, &file.text, error, message),
-                None => CedarProblem::of("toolgate", message),
-            }
+            located(parsed, error.policy_id(), error, message)
         })
-        .collect()
+        .collect();
+    let failed: Vec<&PolicyId> = result
+        .validation_errors()
+        .map(|error| error.policy_id())
+        .collect();
+    // A rule with errors has said what is wrong with it; its warnings would only repeat it.
+    let warnings = result
+        .validation_warnings()
+        .filter(|w| !failed.contains(&w.policy_id()));
+    for warning in warnings {
+        let message = warning.to_string();
+        match warning {
+            // A rule that can never apply is a mistake (a `has` of a claim not declared, an
+            // action that applies to nothing); text that reads otherwise than it runs, worse.
+            ValidationWarning::ImpossiblePolicy(_) => {
+                let hint = " (a `has` test of a claim that is not declared, or of an attribute \
+                            the tool never has, can never hold)";
+                let message = format!("{message}{hint}");
+                problems.push(located(parsed, warning.policy_id(), warning, message));
+            }
+            ValidationWarning::InvalidActionApplication(_)
+            | ValidationWarning::BidiCharsInString(_)
+            | ValidationWarning::BidiCharsInIdentifier(_) => {
+                problems.push(located(parsed, warning.policy_id(), warning, message));
+            }
+            _ => tracing::warn!(rule = %warning.policy_id(), "{message}"),
+        }
+    }
+    problems
+}
+
+/// A problem Cedar found in rule `id`, at its place in its file.
+fn located(
+    parsed: &Parsed,
+    id: &PolicyId,
+    diagnostic: &dyn miette::Diagnostic,
+    message: String,
+) -> CedarProblem {
+    match parsed.origins.get(id).map(|index| &parsed.files[*index]) {
+        Some(file) => CedarProblem::reported(&file.name, &file.text, diagnostic, message),
+        None => CedarProblem::of("toolgate", message),
+    }
 }
 
 /// Why an argument a message names (`attribute `arguments.price` ... for Action::"call:t"`)
 /// was left out of its tool's typed context, if it was.
 fn left_out_named(message: &str, typings: &[ToolTyping]) -> Option<String> {
-    let named = message.split('`').nth(1)?.strip_prefix("arguments.")?;
+    let named = message
+        .split('`')
+        .find_map(|quoted| quoted.strip_prefix("arguments."))?;
     typings.iter().find_map(|typing| {
         let mentioned = message.contains(&format!("\"{}\"", call_action(&typing.name)))
             || message.contains(&format!("\"{}\"", approve_action(&typing.name)));
