@@ -81,6 +81,7 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
     let call = ToolCall::new("cli-1", &args.name, arguments);
     let options = CallOptions {
         dry_run: args.dry_run,
+        front: toolgate::FrontEnd::Cli,
         ..CallOptions::default()
     };
     let outcome = built.registry.call_with(&caller, call, options).await;

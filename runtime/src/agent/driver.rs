@@ -258,6 +258,7 @@ async fn run_batch(
     let options = BatchOptions {
         cancel: Some(batch_cancel.clone()),
         run_id: Some(run.id.to_string()),
+        front: crate::FrontEnd::Agent,
         ..BatchOptions::default()
     };
     let mut batch = pin!(

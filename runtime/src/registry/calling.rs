@@ -84,6 +84,8 @@ pub(crate) struct Single<'a, E = ToolOutcome> {
     /// Its options, if any are set (apart: most calls have none, and every call's future
     /// would carry their room; shared with what goes on after a wait, which needs them too).
     options: Option<Arc<Options>>,
+    /// Where a call without options came in (a call with options has it in them).
+    front: crate::FrontEnd,
     ending: PhantomData<fn() -> E>,
 }
 
@@ -100,8 +102,15 @@ impl<'a, E> Single<'a, E> {
             caller,
             call,
             options,
+            front: crate::FrontEnd::Library,
             ending: PhantomData,
         }
+    }
+
+    /// The call, as come in through `front`.
+    pub(crate) fn from(mut self, front: crate::FrontEnd) -> Self {
+        self.front = front;
+        self
     }
 }
 
@@ -120,6 +129,7 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
             caller,
             call,
             options,
+            front,
             ..
         } = self;
         let (registry, caller) = (*registry, *caller);
@@ -137,7 +147,10 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
         let snapshot = registry.inner.snapshot.load();
         match &*options {
             None => {
-                let run = registry.run_for(caller, None);
+                let run = Run {
+                    front: *front,
+                    ..registry.run_for(caller, None)
+                };
                 let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
                 let run = (run, AtStart);
                 path::begin(run, config, &snapshot, call, context, go_on, waiting)

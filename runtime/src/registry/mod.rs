@@ -50,6 +50,7 @@ use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
 use crate::formats::Format;
+use crate::front::FrontEnd;
 use crate::roles::Roles;
 use crate::store_error::StoreError;
 use crate::tool::Tool;
@@ -275,7 +276,7 @@ impl Registry {
         caller: &'a Caller,
         call: ToolCall,
     ) -> impl Future<Output = ToolOutcome> + Send + 'a {
-        self.call_ending(caller, call)
+        self.call_ending(caller, call, FrontEnd::Library)
     }
 
     /// [`call`](Self::call), ending as `E` wants: a [`ToolOutcome`]; an
@@ -284,13 +285,15 @@ impl Registry {
     /// or the HTTP adapter's `IfInPlace`, made only if its tool runs in place with its
     /// arguments read straight into its parameters, else given up with nothing done or
     /// recorded (for text cut out of a request on the guess that it is one JSON object,
-    /// which only a reader that reads the whole of it confirms).
+    /// which only a reader that reads the whole of it confirms). `front` is where the
+    /// call came in.
     pub(crate) fn call_ending<'a, E: Ending + 'a>(
         &'a self,
         caller: &'a Caller,
         call: ToolCall,
+        front: FrontEnd,
     ) -> impl Future<Output = E> + Send + 'a {
-        Calling::new(Single::new(self, caller, call, None))
+        Calling::new(Single::new(self, caller, call, None).from(front))
     }
 
     /// Like [`call`](Self::call); cancelling `cancel` ends the call with a `cancelled` error.

@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::if_in_place::IfInPlace;
-use crate::Caller;
 use crate::adapters::http::Shared;
 use crate::adapters::http::errors::ApiError;
 use crate::adapters::http::extract::Authenticated;
@@ -22,6 +21,7 @@ use crate::formats::Format;
 use crate::registry::Answer;
 use crate::registry::{BatchOptions, CallOptions};
 use crate::util::bounded::{MAX_QUOTED, clip};
+use crate::{Caller, FrontEnd};
 
 type Shares = State<Arc<Shared>>;
 
@@ -107,7 +107,9 @@ pub(crate) async fn call_tools(
     // The usual single call, its arguments read once, straight from the body, where its
     // tool runs in place; any other is read the usual way.
     if let Some(call) = usual_single(&body)
-        && let IfInPlace(Some(answer)) = registry.call_ending::<IfInPlace>(&caller, call).await
+        && let IfInPlace(Some(answer)) = registry
+            .call_ending::<IfInPlace>(&caller, call, FrontEnd::Http)
+            .await
     {
         return Ok(outcome_response(answer));
     }
@@ -117,12 +119,15 @@ pub(crate) async fn call_tools(
             let outcome: Answer = if request.dry_run {
                 let options = CallOptions {
                     dry_run: true,
+                    front: FrontEnd::Http,
                     ..CallOptions::default()
                 };
                 registry.call_with(&caller, call, options).await.into()
             } else {
                 // Without options to take apart; a result that can be is given as its text.
-                registry.call_ending::<Answer>(&caller, call).await
+                registry
+                    .call_ending::<Answer>(&caller, call, FrontEnd::Http)
+                    .await
             };
             return Ok(outcome_response(outcome));
         }
@@ -130,6 +135,7 @@ pub(crate) async fn call_tools(
     };
     let options = BatchOptions {
         dry_run: request.dry_run,
+        front: FrontEnd::Http,
         ..BatchOptions::default()
     };
     // Boxed: a batch's future is large, and would make every single call's larger.

@@ -163,6 +163,7 @@ impl McpServer {
             log: forwarded.log,
             input: Some(answers),
             ask_caller,
+            front: crate::FrontEnd::Mcp,
             ..CallOptions::default()
         };
         let id = context.id.to_string();
