@@ -10,6 +10,7 @@ mod chat;
 mod config;
 mod failure;
 mod output;
+mod rules;
 mod serve;
 mod setup;
 mod starter;

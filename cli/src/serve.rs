@@ -55,6 +55,7 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
     init_logging();
     let (config, built) = setup::load(config, BuildOptions::default()).await?;
     let _watching = watch(&built);
+    let _rules = crate::rules::watch(&config, &built.registry);
     let identity = config.identity(built.registry.roles())?;
     if let Some(identity) = &identity
         && let Err(error) = identity.ready().await

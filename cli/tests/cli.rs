@@ -22,5 +22,7 @@ mod config_errors;
 mod http_tools;
 #[path = "cli/loading.rs"]
 mod loading;
+#[path = "cli/rules.rs"]
+mod rules;
 #[path = "cli/serve_mcp.rs"]
 mod serve_mcp;

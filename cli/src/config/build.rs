@@ -85,12 +85,13 @@ impl Config {
         }
         builder = self.ready_tools(builder, sandbox.is_some())?;
         builder = builder.require_compatible(self.providers()?);
+        builder = self.rules(builder)?;
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
         let registry = builder
             .build()
-            .map_err(|error| self.problem(error.to_string()))?;
+            .map_err(|error| self.build_problem(&error))?;
         let imports = if options.skip_mcp {
             Vec::new()
         } else {
@@ -114,6 +115,11 @@ impl Config {
             && imports.iter().all(|import| import.outcome.is_ok());
         if every_tool_is_in {
             self.check_limited_tools(&registry)?;
+            // Every tool is in: rules that do not compile now are mistakes.
+            if let Some(problem) = registry.rule_problems().into_iter().next() {
+                let file = std::path::Path::new(&problem.file);
+                return Err(Problem::new(file, problem.line, problem.message));
+            }
         }
         Ok(Built {
             registry,
@@ -124,6 +130,24 @@ impl Config {
             file_problems,
             imports,
         })
+    }
+
+    /// A registry that could not be built, said as one problem: a rule's at its own file and
+    /// line, anything else at the config.
+    fn build_problem(&self, error: &toolgate::BuildError) -> Problem {
+        let rule = error.problems().iter().find_map(|problem| match problem {
+            toolgate::BuildProblem::Rule {
+                file,
+                line,
+                message,
+            } => Some(Problem::new(
+                std::path::Path::new(file),
+                *line,
+                message.clone(),
+            )),
+            _ => None,
+        });
+        rule.unwrap_or_else(|| self.problem(error.to_string()))
     }
 
     /// The providers every tool must be usable with.

@@ -44,6 +44,15 @@ pub struct ConfigFile {
     pub callers: BTreeMap<String, CallerKey>,
     /// Callers identified by an identity provider's access tokens.
     pub auth: Option<Spanned<AuthKey>>,
+    /// Cedar rules: a folder of `*.cedar` files (or one file), relative to this file,
+    /// read again while serving when they change.
+    pub policies: Option<Spanned<PathBuf>>,
+    /// The token claims the rules may read, with their Cedar types:
+    /// `{groups = "Set<String>", contractor = "Bool"}`.
+    #[serde(default)]
+    pub policy_claims: BTreeMap<String, Spanned<String>>,
+    /// The clock the rules read (`context.hour`, ...), as an offset from UTC: `"+01:00"`.
+    pub policy_utc_offset: Option<Spanned<String>>,
     /// Limits on a call's arguments.
     #[serde(default)]
     pub arguments: ArgumentsKey,

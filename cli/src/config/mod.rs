@@ -37,6 +37,7 @@ pub mod keys;
 mod model;
 mod rates;
 mod ready;
+mod rules;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -37,6 +37,22 @@ pub(crate) struct Compiled {
     pub(crate) approve_group: Entity,
 }
 
+impl Compiled {
+    /// Rules that decide nothing yet: every call and listing they see is refused.
+    pub(crate) fn refusing(settings: &Settings<'_>) -> Compiled {
+        let action = |id: &str| Entity::with_uid(uid("Action", id));
+        Compiled {
+            policies: PolicySet::new(),
+            tools: HashMap::new(),
+            roles: settings.roles.to_vec(),
+            claims: settings.claims.to_vec(),
+            see: (uid("Action", "see"), action("see")),
+            call_group: action("call"),
+            approve_group: action("approve"),
+        }
+    }
+}
+
 /// What the decisions about one tool need.
 pub(crate) struct ToolFacts {
     pub(crate) entity: Entity,

@@ -123,6 +123,7 @@ pub struct CedarPolicies {
     claims: Vec<(String, String)>,
     utc_offset_minutes: i32,
     role_rules: bool,
+    tools_later: bool,
 }
 
 impl Default for CedarPolicies {
@@ -139,6 +140,7 @@ impl CedarPolicies {
             claims: Vec::new(),
             utc_offset_minutes: 0,
             role_rules: true,
+            tools_later: false,
         }
     }
 
@@ -176,6 +178,16 @@ impl CedarPolicies {
     /// `weekday` (default 0: UTC). `context.now` is always UTC.
     pub fn utc_offset_minutes(mut self, minutes: i32) -> Self {
         self.utc_offset_minutes = minutes;
+        self
+    }
+
+    /// The rules may name tools registered after the build (tool files, imported MCP
+    /// servers): the build does not fail for rules that do not compile yet. Until they
+    /// compile against the tools, they refuse every call and hide every tool they decide, and
+    /// [`Registry::rule_problems`](crate::Registry::rule_problems) says why; each tool
+    /// registered compiles them again.
+    pub fn tools_registered_later(mut self) -> Self {
+        self.tools_later = true;
         self
     }
 

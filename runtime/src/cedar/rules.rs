@@ -48,18 +48,26 @@ impl CedarRules {
             claims: &claims,
             role_rules: policies.role_rules,
         };
-        let compiled = compile(
-            &parsed,
-            &tools.iter().map(|tool| &**tool).collect::<Vec<_>>(),
-            &settings,
-        )?;
+        let definitions: Vec<&ToolDefinition> = tools.iter().map(|tool| &**tool).collect();
+        let (compiled, problems) = match compile(&parsed, &definitions, &settings) {
+            Ok(compiled) => (compiled, Vec::new()),
+            // Tools the rules name may be registered after the build: until the rules
+            // compile, they refuse what they decide.
+            Err(problems) if policies.tools_later => {
+                for problem in &problems {
+                    tracing::warn!(%problem, "the rules refuse what they decide until they compile against the tools");
+                }
+                (Compiled::refusing(&settings), problems)
+            }
+            Err(problems) => return Err(problems),
+        };
         Ok(CedarRules {
             policies,
             roles: roles.to_vec(),
             claims,
             compiled: ArcSwap::from_pointee(compiled),
             state: Mutex::new(State { parsed, tools }),
-            problems: Mutex::new(Vec::new()),
+            problems: Mutex::new(problems),
         })
     }
 
