@@ -95,6 +95,15 @@ async fn the_time_decides_too() {
     // 9: the rule is on destructive tools only.
     let reading = call(&at_night, &ann, "clinic_hours", json!({})).await;
     assert!(reading.result.is_ok());
+    // 10: `context.now` is a datetime rules compare.
+    let dated = CedarPolicies::new().text(
+        "dated.cedar",
+        r#"@id("closed since 2001") @reason("the clinic closed in 2001")
+           forbid (principal, action == Action::"call:clinic_hours", resource)
+           when { context.now > datetime("2001-01-01") };"#,
+    );
+    let closed = call(&registry_with(dated), &ann, "clinic_hours", json!({})).await;
+    denied_because(&closed, "closed in 2001");
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use cedar_policy::{
 };
 use serde_json::Value;
 
+use super::deciders::Decider;
 use super::problem::CedarProblem;
 use super::schema::{ToolTyping, approve_action, call_action, schema};
 use super::sources::Parsed;
@@ -18,6 +19,9 @@ use crate::definition::ToolDefinition;
 
 /// The rules that express the roles: within a caller's role, everything is permitted (the
 /// registry's own role check, and its approver role, stay the floor whatever the rules say).
+/// The id of the roles' own rule.
+pub(crate) const ROLE_RULE: &str = "toolgate.roles";
+
 const ROLE_RULES: &str = r#"
 @id("toolgate.roles")
 permit (principal, action in [Action::"see", Action::"call", Action::"approve"], resource)
@@ -26,39 +30,29 @@ when { principal in resource.permission };
 
 /// Rules ready to decide.
 pub(crate) struct Compiled {
-    pub(crate) policies: PolicySet,
     pub(crate) tools: HashMap<String, ToolFacts>,
     /// The role names, lowest first.
     pub(crate) roles: Vec<String>,
     pub(crate) claims: Vec<(String, CedarType)>,
-    /// `Action::"see"`, `Action::"call"`, `Action::"approve"`.
-    pub(crate) see: (EntityUid, Entity),
-    pub(crate) call_group: Entity,
-    pub(crate) approve_group: Entity,
 }
 
 impl Compiled {
     /// Rules that decide nothing yet: every call and listing they see is refused.
     pub(crate) fn refusing(settings: &Settings<'_>) -> Compiled {
-        let action = |id: &str| Entity::with_uid(uid("Action", id));
         Compiled {
-            policies: PolicySet::new(),
             tools: HashMap::new(),
             roles: settings.roles.to_vec(),
             claims: settings.claims.to_vec(),
-            see: (uid("Action", "see"), action("see")),
-            call_group: action("call"),
-            approve_group: action("approve"),
         }
     }
 }
 
 /// What the decisions about one tool need.
 pub(crate) struct ToolFacts {
-    pub(crate) entity: Entity,
     pub(crate) arguments: CedarType,
-    pub(crate) call: (EntityUid, Entity),
-    pub(crate) approve: (EntityUid, Entity),
+    pub(crate) see: Decider,
+    pub(crate) call: Decider,
+    pub(crate) approve: Decider,
 }
 
 /// What a set of rules is compiled with.
@@ -86,7 +80,7 @@ pub(crate) fn compile(
     if settings.role_rules {
         let roles = PolicySet::from_str(ROLE_RULES).expect("toolgate's role rules parse");
         for policy in roles.policies() {
-            let id = policy.annotation("id").unwrap_or("toolgate.roles");
+            let id = policy.annotation("id").unwrap_or(ROLE_RULE);
             let _ = policies.add(policy.new_id(cedar_policy::PolicyId::new(id)));
         }
     }
@@ -98,35 +92,34 @@ pub(crate) fn compile(
     let actions = schema
         .action_entities()
         .map_err(|error| vec![CedarProblem::of("toolgate", error.to_string())])?;
-    let action = |id: &str| -> (EntityUid, Entity) {
+    let action = |id: &str| -> Entity {
         let uid = uid("Action", id);
-        let entity = actions
+        actions
             .get(&uid)
             .cloned()
-            .unwrap_or_else(|| Entity::with_uid(uid.clone()));
-        (uid, entity)
+            .unwrap_or_else(|| Entity::with_uid(uid))
     };
+    let (see, call_group, approve_group) = (action("see"), action("call"), action("approve"));
     let facts = tools
         .iter()
         .zip(typings)
         .map(|(tool, typing)| {
+            let entity = tool_entity(tool);
+            let decider =
+                |action: &Entity, group| Decider::new(&policies, (action, group), &entity);
             let facts = ToolFacts {
-                entity: tool_entity(tool),
                 arguments: typing.arguments,
-                call: action(&call_action(&tool.name)),
-                approve: action(&approve_action(&tool.name)),
+                see: decider(&see, None),
+                call: decider(&action(&call_action(&tool.name)), Some(&call_group)),
+                approve: decider(&action(&approve_action(&tool.name)), Some(&approve_group)),
             };
             (tool.name.clone(), facts)
         })
         .collect();
     Ok(Compiled {
-        policies,
         tools: facts,
         roles: settings.roles.to_vec(),
         claims: settings.claims.to_vec(),
-        see: action("see"),
-        call_group: action("call").1,
-        approve_group: action("approve").1,
     })
 }
 
@@ -273,10 +266,19 @@ fn tools_named(value: &Value, named: &mut Vec<String>) {
     }
 }
 
-/// `Type::"id"`.
+/// `Type::"id"`. The type names are parsed once: Cedar's parser is not made for every call.
 pub(crate) fn uid(type_name: &str, id: &str) -> EntityUid {
-    let type_name =
-        EntityTypeName::from_str(type_name).expect("toolgate's entity types are valid names");
+    static TYPES: std::sync::LazyLock<[EntityTypeName; 4]> = std::sync::LazyLock::new(|| {
+        ["Caller", "Tool", "Role", "Action"].map(|name| {
+            EntityTypeName::from_str(name).expect("toolgate's entity types are valid names")
+        })
+    });
+    let type_name = match TYPES.iter().find(|known| known.basename() == type_name) {
+        Some(known) => known.clone(),
+        None => {
+            EntityTypeName::from_str(type_name).expect("toolgate's entity types are valid names")
+        }
+    };
     EntityUid::from_type_name_and_id(type_name, EntityId::new(id))
 }
 

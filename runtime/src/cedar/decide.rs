@@ -8,13 +8,11 @@
 
 use std::collections::HashMap;
 
-use cedar_policy::{
-    Authorizer, Context, Decision, Entities, Entity, EntityUid, Request, Response,
-    RestrictedExpression,
-};
+use cedar_policy::{Context, Decision, Entity, Response, RestrictedExpression};
 use serde_json::Value;
 
 use super::compiled::{Compiled, uid};
+use super::deciders::{Decider, Said};
 use crate::caller::Caller;
 
 /// What the rules decided.
@@ -57,12 +55,10 @@ impl Clock {
         }
     }
 
-    fn context(&self) -> Vec<(String, RestrictedExpression)> {
-        vec![
-            (
-                "now".to_owned(),
-                RestrictedExpression::new_datetime(&self.now),
-            ),
+    /// The time as the context holds it; `now` only when a rule reads it (no rule can tell
+    /// it is left out, and its `datetime` is parsed anew whenever it is given).
+    fn context(&self, with_now: bool) -> Vec<(String, RestrictedExpression)> {
+        let mut pairs = vec![
             ("hour".to_owned(), RestrictedExpression::new_long(self.hour)),
             (
                 "minute".to_owned(),
@@ -72,8 +68,28 @@ impl Clock {
                 "weekday".to_owned(),
                 RestrictedExpression::new_long(self.weekday),
             ),
-        ]
+        ];
+        if with_now {
+            pairs.push(("now".to_owned(), datetime(&self.now)));
+        }
+        pairs
     }
+}
+
+/// `now` as a Cedar `datetime`, made once a second on each thread: Cedar parses the
+/// extension's name whenever one is made.
+fn datetime(now: &str) -> RestrictedExpression {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, RestrictedExpression)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((said, value)) if said == now => value.clone(),
+        _ => {
+            let value = RestrictedExpression::new_datetime(now);
+            *last = Some((now.to_owned(), value.clone()));
+            value
+        }
+    })
 }
 
 /// Where a call came from, for `context.front` and `context.run_id`.
@@ -84,20 +100,19 @@ pub(crate) struct Origin<'a> {
 
 impl Compiled {
     /// Whether `caller` may see `tool`.
-    pub(crate) fn may_see(&self, caller: &Caller, tool: &str, clock: &Clock) -> bool {
+    pub(crate) fn may_see(&self, caller: &Caller, tool: &str, offset: i32) -> bool {
         let Some(facts) = self.tools.get(tool) else {
             return false;
         };
-        let Ok(context) = Context::from_pairs(clock.context()) else {
+        if let Some(settled) = &facts.see.settled {
+            return matches!(settled, Verdict::Permit { .. });
+        }
+        let Ok(context) = Context::from_pairs(Clock::now(offset).context(facts.see.reads_now))
+        else {
             return false;
         };
-        let entities = [
-            self.caller_entity(caller),
-            facts.entity.clone(),
-            self.see.1.clone(),
-        ];
-        let answer = self.evaluate(caller, &self.see.0, tool, context, entities);
-        matches!(self.verdict(answer), Some(Verdict::Permit { .. }))
+        let answer = facts.see.decide(self.caller_entity(caller), context);
+        matches!(verdict(&facts.see, answer), Some(Verdict::Permit { .. }))
     }
 
     /// The verdict on `caller` calling `tool` with (checked) `arguments`.
@@ -107,15 +122,18 @@ impl Compiled {
         tool: &str,
         arguments: &Value,
         origin: &Origin<'_>,
-        clock: &Clock,
+        offset: i32,
     ) -> Verdict {
         let Some(facts) = self.tools.get(tool) else {
             return not_compiled(tool);
         };
+        if let Some(settled) = &facts.call.settled {
+            return settled.clone();
+        }
         let Some(typed) = facts.arguments.value(arguments) else {
             return untyped(tool);
         };
-        let mut pairs = clock.context();
+        let mut pairs = Clock::now(offset).context(facts.call.reads_now);
         pairs.push(("arguments".to_owned(), typed));
         pairs.push((
             "front".to_owned(),
@@ -130,14 +148,8 @@ impl Compiled {
         let Ok(context) = Context::from_pairs(pairs) else {
             return untyped(tool);
         };
-        let entities = [
-            self.caller_entity(caller),
-            facts.entity.clone(),
-            facts.call.1.clone(),
-            self.call_group.clone(),
-        ];
-        let answer = self.evaluate(caller, &facts.call.0, tool, context, entities);
-        self.verdict(answer).unwrap_or_else(|| failed(tool))
+        let answer = facts.call.decide(self.caller_entity(caller), context);
+        verdict(&facts.call, answer).unwrap_or_else(|| failed(tool))
     }
 
     /// The verdict on `approver` deciding `requester`'s waiting call of `tool`.
@@ -147,11 +159,14 @@ impl Compiled {
         requester: &Caller,
         tool: &str,
         arguments: &Value,
-        clock: &Clock,
+        offset: i32,
     ) -> Verdict {
         let Some(facts) = self.tools.get(tool) else {
             return not_compiled(tool);
         };
+        if let Some(settled) = &facts.approve.settled {
+            return settled.clone();
+        }
         let Some(typed) = facts.arguments.value(arguments) else {
             return untyped(tool);
         };
@@ -163,72 +178,14 @@ impl Compiled {
         let Ok(who) = RestrictedExpression::new_record(who) else {
             return untyped(tool);
         };
-        let mut pairs = clock.context();
+        let mut pairs = Clock::now(offset).context(facts.approve.reads_now);
         pairs.push(("arguments".to_owned(), typed));
         pairs.push(("requester".to_owned(), who));
         let Ok(context) = Context::from_pairs(pairs) else {
             return untyped(tool);
         };
-        let entities = [
-            self.caller_entity(approver),
-            facts.entity.clone(),
-            facts.approve.1.clone(),
-            self.approve_group.clone(),
-        ];
-        let answer = self.evaluate(approver, &facts.approve.0, tool, context, entities);
-        self.verdict(answer).unwrap_or_else(|| failed(tool))
-    }
-
-    fn evaluate<const N: usize>(
-        &self,
-        caller: &Caller,
-        action: &EntityUid,
-        tool: &str,
-        context: Context,
-        entities: [Entity; N],
-    ) -> Option<Response> {
-        let principal = uid("Caller", caller.id());
-        let request =
-            Request::new(principal, action.clone(), uid("Tool", tool), context, None).ok()?;
-        let entities = Entities::from_entities(entities, None).ok()?;
-        Some(Authorizer::new().is_authorized(&request, &self.policies, &entities))
-    }
-
-    /// The answer read: `None` when a rule could not be evaluated.
-    fn verdict(&self, answer: Option<Response>) -> Option<Verdict> {
-        let answer = answer?;
-        let diagnostics = answer.diagnostics();
-        if diagnostics.errors().next().is_some() {
-            return None;
-        }
-        let rules: Vec<String> = diagnostics.reason().map(ToString::to_string).collect();
-        let annotation = |key: &str| {
-            diagnostics.reason().find_map(|id| {
-                self.policies
-                    .annotation(id, key)
-                    .map(|text| format!("{text} (rule `{id}`)"))
-            })
-        };
-        Some(match answer.decision() {
-            Decision::Allow => Verdict::Permit {
-                approval: annotation("approval"),
-                rules,
-            },
-            Decision::Deny if rules.is_empty() => Verdict::Forbid {
-                reason: "no rule permits it".to_owned(),
-                rules,
-            },
-            Decision::Deny => {
-                let named = rules
-                    .iter()
-                    .map(|rule| format!("`{rule}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let reason =
-                    annotation("reason").unwrap_or_else(|| format!("a rule forbids it ({named})"));
-                Verdict::Forbid { reason, rules }
-            }
-        })
+        let answer = facts.approve.decide(self.caller_entity(approver), context);
+        verdict(&facts.approve, answer).unwrap_or_else(|| failed(tool))
     }
 
     /// The caller as the rules see it: its id, role, issuer and declared claims, a member
@@ -250,13 +207,47 @@ impl Compiled {
             attributes.insert("issuer".to_owned(), string(issuer));
         }
         let rank = self.roles.iter().position(|role| role == caller.role());
-        let parents = self.roles[..rank.map_or(0, |rank| rank + 1)]
-            .iter()
-            .map(|role| uid("Role", role))
-            .collect();
+        let below = &self.roles[..rank.map_or(0, |rank| rank + 1)];
+        let parents = below.iter().map(|role| uid("Role", role)).collect();
         Entity::new(uid("Caller", caller.id()), attributes, parents)
             .unwrap_or_else(|_| Entity::with_uid(uid("Caller", caller.id())))
     }
+}
+
+/// The answer read: `None` when a rule could not be evaluated.
+fn verdict(decider: &Decider, answer: Option<Response>) -> Option<Verdict> {
+    let answer = answer?;
+    let diagnostics = answer.diagnostics();
+    if diagnostics.errors().next().is_some() {
+        return None;
+    }
+    let rules: Vec<String> = diagnostics.reason().map(ToString::to_string).collect();
+    let annotation = |pick: fn(&Said) -> Option<&String>| {
+        diagnostics.reason().find_map(|id| {
+            let text = pick(decider.said(id)?)?;
+            Some(format!("{text} (rule `{id}`)"))
+        })
+    };
+    Some(match answer.decision() {
+        Decision::Allow => Verdict::Permit {
+            approval: annotation(|said| said.approval.as_ref()),
+            rules,
+        },
+        Decision::Deny if rules.is_empty() => Verdict::Forbid {
+            reason: "no rule permits it".to_owned(),
+            rules,
+        },
+        Decision::Deny => {
+            let named = rules
+                .iter()
+                .map(|rule| format!("`{rule}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let reason = annotation(|said| said.reason.as_ref())
+                .unwrap_or_else(|| format!("a rule forbids it ({named})"));
+            Verdict::Forbid { reason, rules }
+        }
+    })
 }
 
 fn not_compiled(tool: &str) -> Verdict {

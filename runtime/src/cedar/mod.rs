@@ -99,6 +99,7 @@
 
 mod compiled;
 mod decide;
+mod deciders;
 mod problem;
 mod rules;
 mod schema;

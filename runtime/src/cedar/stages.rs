@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::decide::{Clock, Origin, Verdict};
+use super::decide::{Origin, Verdict};
 use super::rules::CedarRules;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
@@ -34,13 +34,12 @@ impl CallStage for CallRules {
             front: call.front.as_str(),
             run_id: call.run_id,
         };
-        let clock = Clock::now(rules.utc_offset());
         let verdict = rules.compiled.load().call(
             call.caller,
             &call.tool.name,
             call.arguments(),
             &origin,
-            &clock,
+            rules.utc_offset(),
         );
         match verdict {
             Verdict::Permit {
@@ -80,8 +79,10 @@ impl ListingStage for SeeRules {
 
     fn hides(&self, caller: &Caller, tool: &ToolDefinition) -> bool {
         let rules = &self.0;
-        let clock = Clock::now(rules.utc_offset());
-        !rules.compiled.load().may_see(caller, &tool.name, &clock)
+        !rules
+            .compiled
+            .load()
+            .may_see(caller, &tool.name, rules.utc_offset())
     }
 }
 
@@ -94,11 +95,10 @@ impl CedarRules {
         tool: &str,
         arguments: &Value,
     ) -> bool {
-        let clock = Clock::now(self.utc_offset());
-        let verdict = self
-            .compiled
-            .load()
-            .approve(approver, requester, tool, arguments, &clock);
+        let verdict =
+            self.compiled
+                .load()
+                .approve(approver, requester, tool, arguments, self.utc_offset());
         matches!(verdict, Verdict::Permit { .. })
     }
 }
