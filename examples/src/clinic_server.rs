@@ -32,6 +32,15 @@ struct Options {
     /// Tool calls each caller may make per minute, across all instances (0: no limit).
     #[arg(long, env = "CLINIC_CALLS_PER_MINUTE", default_value_t = 0)]
     calls_per_minute: u32,
+    /// The clinic's clock, in minutes from UTC (e.g. 60 for UTC+1), for the opening hours
+    /// of `clinic.cedar`'s rules.
+    #[arg(
+        long,
+        env = "CLINIC_UTC_OFFSET_MINUTES",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    utc_offset_minutes: i32,
 }
 
 #[tokio::main]
@@ -52,6 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         },
         approval_key: options.approval_key.map(String::into_bytes),
         calls_per_minute: (options.calls_per_minute > 0).then_some(options.calls_per_minute),
+        utc_offset_minutes: options.utc_offset_minutes,
     };
     let app = open_app_sharing(&database, model_from_env(), shared)?;
     let address = SocketAddr::from(([127, 0, 0, 1], options.port));
@@ -83,6 +93,10 @@ try:
        -d '{{"name": "get_pet_records", "arguments": {{"pet_id": 1}}}}' {base}/tools/call
   curl -H 'Authorization: Bearer staff-token' -H 'Content-Type: application/json' \
        -d '{{"name": "update_medical_record", "arguments": {{"pet_id": 1, "note": "Healthy."}}}}' {base}/tools/call
+  curl -H 'Authorization: Bearer staff-token' -H 'Content-Type: application/json' \
+       -d '{{"name": "refund_payment", "arguments": {{"pet_id": 3, "amount_eur": 150, "reason": "Cancelled."}}}}' {base}/tools/call
+                                            # over 100 euros: an admin approves (examples/src/clinic/clinic.cedar)
+  curl -H 'Authorization: Bearer temp-token' {base}/tools   # a contractor sees no billing tools
   curl -H 'Authorization: Bearer admin-token' {base}/approvals
   curl -H 'Authorization: Bearer admin-token' -H 'Content-Type: application/json' \
        -d '{{"ticket": "<ticket from the answer above>"}}' {base}/approvals/approve

@@ -135,10 +135,15 @@ async fn each_role_sees_exactly_its_tools() {
             "get_pet_records",
             "list_appointments",
             "list_services",
+            "refund_payment",
             "update_medical_record"
         ]
     );
-    assert_eq!(server.tool_names(Some("admin-token")).await.len(), 7);
+    // The contractor is staff, but sees no billing tool (a rule of clinic.cedar).
+    let contractor = server.tool_names(Some("temp-token")).await;
+    assert!(!contractor.contains(&"refund_payment".to_owned()));
+    assert_eq!(contractor.len(), 6);
+    assert_eq!(server.tool_names(Some("admin-token")).await.len(), 9);
     let (status, body) = server
         .get("/tools?format=openai", Some("alice-token"))
         .await;

@@ -193,7 +193,7 @@ async fn an_admin_sees_a_call_appear_approves_it_and_it_runs_once() {
         "Update a medical record",
         "update_medical_record",
         "risk: high",
-        "destructive and needs a person's approval",
+        "high risk and needs a person's approval",
         "dr-lee",
         "Add a note to a pet's medical record",
         "expires at",

@@ -6,11 +6,12 @@ use std::sync::{Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-/// Seeded users: (id, role, bearer token).
-pub const SEEDED_USERS: [(&str, &str, &str); 4] = [
+/// Seeded users: (id, role, bearer token). `temp` is a contractor.
+pub const SEEDED_USERS: [(&str, &str, &str); 5] = [
     ("alice", "customer", "alice-token"),
     ("bob", "customer", "bob-token"),
     ("dr-lee", "staff", "staff-token"),
+    ("temp", "staff", "temp-token"),
     ("root", "admin", "admin-token"),
 ];
 
@@ -20,6 +21,8 @@ CREATE TABLE IF NOT EXISTS services (name TEXT PRIMARY KEY, price_eur INTEGER NO
 CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY, owner TEXT NOT NULL REFERENCES users(id), name TEXT NOT NULL, species TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, pet INTEGER NOT NULL REFERENCES pets(id), note TEXT NOT NULL, author TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS appointments (id INTEGER PRIMARY KEY, pet INTEGER NOT NULL REFERENCES pets(id), day TEXT NOT NULL, reason TEXT NOT NULL, booked_by TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS refunds (id INTEGER PRIMARY KEY, pet INTEGER NOT NULL REFERENCES pets(id), amount_eur INTEGER NOT NULL, reason TEXT NOT NULL, made_by TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS contractors (user TEXT PRIMARY KEY REFERENCES users(id));
 ";
 
 /// The clinic's data. One connection behind a lock: tools are sync and run on the blocking
@@ -36,6 +39,15 @@ pub struct PetRecord {
     pub species: String,
     pub owner: String,
     pub notes: Vec<String>,
+}
+
+/// A user of the clinic's directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub role: String,
+    /// Contractors never see billing tools (a rule of `clinic.cedar`).
+    pub contractor: bool,
 }
 
 /// An appointment.
@@ -74,18 +86,59 @@ impl Clinic {
         work(&connection)
     }
 
-    /// The (id, role) a bearer token belongs to.
-    pub fn user_for_token(&self, token: &str) -> Option<(String, String)> {
+    /// The user a bearer token belongs to.
+    pub fn user_for_token(&self, token: &str) -> Option<User> {
         self.with(|db| {
             db.query_row(
-                "SELECT id, role FROM users WHERE token = ?1",
+                "SELECT id, role, user IS NOT NULL FROM users LEFT JOIN contractors ON user = id \
+                 WHERE token = ?1",
                 [token],
-                |row| Ok((row.get(0)?, row.get(1)?)),
+                |row| {
+                    Ok(User {
+                        id: row.get(0)?,
+                        role: row.get(1)?,
+                        contractor: row.get(2)?,
+                    })
+                },
             )
             .optional()
         })
         .ok()
         .flatten()
+    }
+
+    /// Records a refund for a pet's owner; whether the pet exists.
+    pub fn add_refund(
+        &self,
+        pet: i64,
+        amount_eur: i64,
+        reason: &str,
+        by: &str,
+    ) -> rusqlite::Result<bool> {
+        self.with(|db| {
+            if db
+                .query_row("SELECT 1 FROM pets WHERE id = ?1", [pet], |_| Ok(()))
+                .optional()?
+                .is_none()
+            {
+                return Ok(false);
+            }
+            db.execute(
+                "INSERT INTO refunds (pet, amount_eur, reason, made_by) VALUES (?1, ?2, ?3, ?4)",
+                params![pet, amount_eur, reason, by],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Deletes a pet with its records, appointments and refunds; whether it existed.
+    pub fn delete_pet(&self, pet: i64) -> rusqlite::Result<bool> {
+        self.with(|db| {
+            for table in ["records", "appointments", "refunds"] {
+                db.execute(&format!("DELETE FROM {table} WHERE pet = ?1"), [pet])?;
+            }
+            Ok(db.execute("DELETE FROM pets WHERE id = ?1", [pet])? > 0)
+        })
     }
 
     pub fn services(&self) -> rusqlite::Result<Vec<(String, i64)>> {
@@ -180,16 +233,23 @@ impl Clinic {
     /// Row counts of every table.
     pub fn counts(&self) -> rusqlite::Result<Vec<(String, i64)>> {
         self.with(|db| {
-            ["users", "pets", "records", "appointments", "services"]
-                .iter()
-                .map(|table| {
-                    let count: i64 =
-                        db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
-                            row.get(0)
-                        })?;
-                    Ok(((*table).to_owned(), count))
-                })
-                .collect()
+            [
+                "users",
+                "pets",
+                "records",
+                "appointments",
+                "services",
+                "refunds",
+            ]
+            .iter()
+            .map(|table| {
+                let count: i64 =
+                    db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+                        row.get(0)
+                    })?;
+                Ok(((*table).to_owned(), count))
+            })
+            .collect()
         })
     }
 }
@@ -223,5 +283,6 @@ fn seed(db: &Connection) -> rusqlite::Result<()> {
         )?;
     }
     db.execute("INSERT INTO records (pet, note, author) VALUES (1, 'Vaccinated against rabies.', 'dr-lee')", [])?;
+    db.execute("INSERT INTO contractors (user) VALUES ('temp')", [])?;
     Ok(())
 }

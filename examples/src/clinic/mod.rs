@@ -14,13 +14,14 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, AgentBuilder, Model};
+use toolgate::cedar::CedarPolicies;
 use toolgate::console::{Console, SignIn};
 use toolgate::http::{AuthError, HttpOptions, agent_router};
 use toolgate::rate_limits::RateLimit;
 use toolgate::store::Stores;
 use toolgate::{Caller, Registry, RegistryBuilder};
 
-pub use db::{Clinic, SEEDED_USERS};
+pub use db::{Clinic, SEEDED_USERS, User};
 pub use tools::{Weekday, hours_for};
 
 /// The roles, lowest first.
@@ -31,14 +32,32 @@ pub fn registry(clinic: Arc<Clinic>) -> Result<Registry, toolgate::BuildError> {
     registry_builder(clinic).build()
 }
 
-/// [`registry`], before it is built (to add an in-process approver, say).
+/// [`registry`], before it is built (to add an in-process approver, say), its rules on UTC.
 pub fn registry_builder(clinic: Arc<Clinic>) -> RegistryBuilder {
+    registry_builder_at(clinic, 0)
+}
+
+/// [`registry_builder`] with the clinic's clock `utc_offset_minutes` from UTC (for the
+/// rules' opening hours).
+pub fn registry_builder_at(clinic: Arc<Clinic>, utc_offset_minutes: i32) -> RegistryBuilder {
     Registry::builder()
         .roles(ROLES)
         .shared_state(clinic)
         .filter_linked(|tool| tool.group.as_deref() == Some(tools::GROUP))
         .approver_role("admin")
         .audit_sink(toolgate::audit::TracingSink)
+        .cedar(rules(utc_offset_minutes))
+}
+
+/// The clinic's rules (`clinic.cedar`), on its clock.
+pub fn rules(utc_offset_minutes: i32) -> CedarPolicies {
+    CedarPolicies::new()
+        .text(
+            "examples/src/clinic/clinic.cedar",
+            include_str!("clinic.cedar"),
+        )
+        .claim("contractor", "Bool")
+        .utc_offset_minutes(utc_offset_minutes)
 }
 
 /// The model behind `POST /chat`: any OpenAI-compatible server, from `CLINIC_MODEL_URL`
@@ -84,12 +103,23 @@ pub fn app(agent: Agent, clinic: Arc<Clinic>) -> Router {
             .ok()
             .and_then(|value| value.strip_prefix("Bearer "))
             .ok_or_else(|| AuthError::unauthenticated("use `Authorization: Bearer <token>`"))?;
-        clinic
+        let user = clinic
             .user_for_token(token)
-            .map(|(id, role)| Caller::new(id, role))
-            .ok_or_else(|| AuthError::unauthenticated("unknown token"))
+            .ok_or_else(|| AuthError::unauthenticated("unknown token"))?;
+        let caller = Caller::new(user.id, user.role);
+        Ok(match user.contractor {
+            // What the clinic's directory says of them, for the rules.
+            true => caller.with_identity("clinic", contractor_claims()),
+            false => caller,
+        })
     };
     agent_router(agent, authenticate, HttpOptions::default()).merge(console().router())
+}
+
+fn contractor_claims() -> serde_json::Map<String, serde_json::Value> {
+    let mut claims = serde_json::Map::new();
+    claims.insert("contractor".into(), serde_json::Value::Bool(true));
+    claims
 }
 
 /// The approval console at `/console`: people sign in with their bearer token; a pet's
@@ -127,6 +157,8 @@ pub struct SharedState {
     pub approval_key: Option<Vec<u8>>,
     /// How many tool calls each caller may make per minute, across all instances.
     pub calls_per_minute: Option<u32>,
+    /// The clinic's clock, in minutes from UTC, for the rules' opening hours.
+    pub utc_offset_minutes: i32,
 }
 
 /// [`open_app_with`], keeping state as `shared` says.
@@ -136,7 +168,7 @@ pub fn open_app_sharing(
     shared: SharedState,
 ) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
     let clinic = Arc::new(Clinic::open(database)?);
-    let mut builder = registry_builder(Arc::clone(&clinic));
+    let mut builder = registry_builder_at(Arc::clone(&clinic), shared.utc_offset_minutes);
     if let Some(limit) = shared.calls_per_minute {
         builder = builder.rate_limit_per_caller(RateLimit::new(limit, Duration::from_secs(60)));
     }

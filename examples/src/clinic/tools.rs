@@ -156,7 +156,6 @@ fn list_appointments(
 #[tool(
     permission = "staff",
     group = "clinic",
-    destructive,
     risk = "high",
     title = "Update a medical record"
 )]
@@ -174,6 +173,49 @@ fn update_medical_record(
         .add_note(pet_id, &note, caller.id())
         .map_err(database)?;
     Ok(json!({"pet_id": pet_id, "added": note}))
+}
+
+/// Refund a payment to a pet's owner, in whole euros. Over 100 euros, an admin approves
+/// first (a rule of `clinic.cedar`).
+#[tool(permission = "staff", group = "clinic", risk = "medium", tags = ["billing"])]
+fn refund_payment(
+    /// The pet the payment was for.
+    pet_id: i64,
+    /// How much, in whole euros.
+    #[schemars(range(min = 1, max = 10000))]
+    amount_eur: i64,
+    /// Why.
+    #[schemars(length(min = 1, max = 500))]
+    reason: String,
+    #[ctx] caller: Caller,
+    #[ctx] clinic: State<Clinic>,
+) -> Result<Value, ToolError> {
+    match clinic
+        .add_refund(pet_id, amount_eur, &reason, caller.id())
+        .map_err(database)?
+    {
+        true => Ok(json!({"pet_id": pet_id, "refunded_eur": amount_eur})),
+        false => Err(ToolError::new(
+            "not_found",
+            format!("there is no pet with id {pet_id}"),
+        )),
+    }
+}
+
+/// Delete a pet and everything the clinic keeps about it. Cannot be undone.
+#[tool(permission = "admin", group = "clinic", destructive, risk = "critical")]
+fn delete_pet(
+    /// The pet.
+    pet_id: i64,
+    #[ctx] clinic: State<Clinic>,
+) -> Result<Value, ToolError> {
+    match clinic.delete_pet(pet_id).map_err(database)? {
+        true => Ok(json!({"deleted": pet_id})),
+        false => Err(ToolError::new(
+            "not_found",
+            format!("there is no pet with id {pet_id}"),
+        )),
+    }
 }
 
 /// Server statistics: rows per table.
