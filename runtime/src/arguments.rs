@@ -91,34 +91,34 @@ impl ToolArguments {
     /// The arguments as a JSON object, or the error the model should see and, for arguments
     /// that could not be read, what the audit trail may keep of them: their size and a hash, never their text
     /// (which may hold a secret that cannot be found and redacted in unreadable JSON).
+    /// The refusal is boxed: it is the cold path, and keeps the `Ok` small.
     pub(crate) fn into_object_or_summary(
         self,
         limits: &ArgumentLimits,
-    ) -> Result<Value, (ToolError, Value)> {
+    ) -> Result<Value, Box<(ToolError, Value)>> {
         let value = match self {
             ToolArguments::Text(text) => parse_bytes(text.as_bytes(), limits)
-                .map_err(|error| (error, unreadable(text.as_bytes())))?,
-            ToolArguments::Bytes(bytes) => {
-                parse_bytes(&bytes, limits).map_err(|error| (error, unreadable(&bytes)))?
-            }
+                .map_err(|error| Box::new((error, unreadable(text.as_bytes()))))?,
+            ToolArguments::Bytes(bytes) => parse_bytes(&bytes, limits)
+                .map_err(|error| Box::new((error, unreadable(&bytes))))?,
             ToolArguments::Value(value) => match check_value(&value, limits) {
                 Ok(()) => value,
                 Err(error) => {
                     dismantle(value);
-                    return Err((error, json!({"unreadable": true})));
+                    return Err(Box::new((error, json!({"unreadable": true}))));
                 }
             },
         };
         match value {
             Value::Object(_) => Ok(value),
             Value::Null => Ok(Value::Object(Map::new())),
-            other => Err((
+            other => Err(Box::new((
                 ToolError::invalid_arguments(format!(
                     "the arguments must be a JSON object of the tool's parameters, but got {}",
                     describe(&other)
                 )),
                 unreadable(other.to_string().as_bytes()),
-            )),
+            ))),
         }
     }
 }
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn unreadable_arguments_are_summarized_without_their_text() {
         let limits = ArgumentLimits::default();
-        let (_, summary) = ToolArguments::from(r#"{"password": "hunter2""#)
+        let (_, summary) = *ToolArguments::from(r#"{"password": "hunter2""#)
             .into_object_or_summary(&limits)
             .unwrap_err();
         assert!(!summary.to_string().contains("hunter2"));

@@ -36,12 +36,18 @@ use smol_str::SmolStr;
 pub struct Caller {
     id: SmolStr,
     role: SmolStr,
-    /// Whether the id holds no control character (worked out once, here).
+    /// What most callers do not have: one pointer, absent for a caller of a storable id
+    /// without a token (so the caller is as small, and as quick to copy, as its two names).
     #[serde(skip_serializing)]
-    storable: bool,
-    /// The token's issuer and claims: one pointer, absent for callers without a token.
-    #[serde(skip_serializing)]
-    token: Option<Arc<TokenFacts>>,
+    more: Option<Arc<More>>,
+}
+
+/// A caller's less common facts.
+struct More {
+    /// The id holds a control character (worked out once, in [`Caller::new`]).
+    unstorable: bool,
+    /// What a token said of its bearer.
+    token: Option<TokenFacts>,
 }
 
 /// What a token said of its bearer.
@@ -70,7 +76,7 @@ impl std::fmt::Debug for Caller {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut shown = formatter.debug_struct("Caller");
         shown.field("id", &self.id).field("role", &self.role);
-        if let Some(token) = &self.token {
+        if let Some(token) = self.token() {
             let names: Vec<&str> = token.claims.keys().map(String::as_str).collect();
             shown.field("issuer", &token.issuer).field("claims", &names);
         }
@@ -95,12 +101,16 @@ impl Caller {
     /// A caller with an id and a role name from the registry's hierarchy.
     pub fn new(id: impl Into<SmolStr>, role: impl Into<SmolStr>) -> Self {
         let id = id.into();
-        let storable = !id.chars().any(char::is_control);
+        let unstorable = id.chars().any(char::is_control);
         Caller {
             id,
             role: role.into(),
-            storable,
-            token: None,
+            more: unstorable.then(|| {
+                Arc::new(More {
+                    unstorable,
+                    token: None,
+                })
+            }),
         }
     }
 
@@ -117,21 +127,29 @@ impl Caller {
     /// assert_eq!(caller.claim("groups"), Some(&json!(["vets"])));
     /// ```
     pub fn with_identity(mut self, issuer: impl Into<SmolStr>, claims: Map<String, Value>) -> Self {
-        self.token = Some(Arc::new(TokenFacts {
+        let token = TokenFacts {
             issuer: issuer.into(),
             claims,
+        };
+        self.more = Some(Arc::new(More {
+            unstorable: !self.id_is_storable(),
+            token: Some(token),
         }));
         self
     }
 
+    fn token(&self) -> Option<&TokenFacts> {
+        self.more.as_ref().and_then(|more| more.token.as_ref())
+    }
+
     /// The issuer of the token that identified the caller, if a token did.
     pub fn issuer(&self) -> Option<&str> {
-        self.token.as_ref().map(|token| token.issuer.as_str())
+        self.token().map(|token| token.issuer.as_str())
     }
 
     /// Every claim of the token that identified the caller, if a token did.
     pub fn claims(&self) -> Option<&Map<String, Value>> {
-        self.token.as_ref().map(|token| &token.claims)
+        self.token().map(|token| &token.claims)
     }
 
     /// One claim of the caller's token.
@@ -153,7 +171,7 @@ impl Caller {
     /// characters. A registry refuses a caller whose id is not.
     #[inline(always)]
     pub(crate) fn id_is_storable(&self) -> bool {
-        self.storable
+        self.more.as_ref().is_none_or(|more| !more.unstorable)
     }
 
     /// The caller's id as it is kept (to share, not copy, where a record keeps it).
@@ -165,7 +183,7 @@ impl Caller {
     /// The id as records keep it: as it is, or escaped when it holds control characters.
     #[cold]
     pub(crate) fn recorded_id(&self) -> SmolStr {
-        match self.storable {
+        match self.id_is_storable() {
             true => self.id.clone(),
             false => self.id.escape_debug().to_string().into(),
         }
@@ -174,7 +192,7 @@ impl Caller {
     /// The issuer as records keep it.
     #[inline(always)]
     pub(crate) fn issuer_text(&self) -> Option<&SmolStr> {
-        self.token.as_ref().map(|token| &token.issuer)
+        self.token().map(|token| &token.issuer)
     }
 
     /// The caller's role as it is kept.

@@ -68,8 +68,9 @@
 //! Optional parts are behind features: `axum` ([`http`]: a router serving role-filtered
 //! tools), `console` ([`console`]: an approval console in the browser), `mcp` ([`mcp`]: an
 //! MCP server and importer), `oidc` ([`identity`]: callers from an identity provider's
-//! tokens), `models` (model clients for the [`agent`] loop), `embeddings` (a local
-//! embedding model for [`search`]), `sqlite` and `postgres` ([`store`]s for state).
+//! tokens), `cedar` ([`cedar`]: rules over who, which tool and which arguments), `models`
+//! (model clients for the [`agent`] loop), `embeddings` (a local embedding model for
+//! [`search`]), `sqlite` and `postgres` ([`store`]s for state).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -26,7 +26,8 @@ pub(crate) fn link(record: &AuditRecord, seq: u64, prev_hash: &str) -> Link {
     let mut body = json!(record);
     body["seq"] = json!(seq);
     body["prev_hash"] = json!(prev_hash);
-    let body = body.to_string();
+    // Sorted as serde_json's own build writes it, whichever build writes the chain.
+    let body = crate::output::sorted(body).to_string();
     let hash = hex_digest(&Sha256::digest(body.as_bytes()));
     Link { body, hash }
 }

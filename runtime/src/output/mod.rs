@@ -9,6 +9,17 @@ use crate::error::ToolError;
 
 pub(crate) use text::value_text;
 
+/// `value` with its objects' keys sorted, as serde_json's own build holds them. There it
+/// does nothing; where a crate of the program turns on serde_json's `preserve_order`
+/// (`cedar-policy` does), a value keeps keys in the order they came, and a result (a
+/// `HashMap`'s, say) would be written in another order each time: results are sorted here,
+/// so toolgate answers alike in every build.
+#[inline(always)]
+pub(crate) fn sorted(mut value: Value) -> Value {
+    value.sort_all_objects();
+    value
+}
+
 /// The form a tool's result is asked for in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultForm {

@@ -4,7 +4,10 @@
 //!
 //! A value writes an object's keys sorted, each once; the writer below writes each object's
 //! entries as they come, and sorts them in place when the object closes (a key given twice
-//! makes it give up: a value would keep the last). It gives up, too, where a value holds a
+//! makes it give up: a value would keep the last). Where the build's serde_json keeps an
+//! object's keys in the order they came instead (its `preserve_order` feature, which any
+//! crate of the program may turn on: `cedar-policy` does), results are given their keys
+//! sorted all the same ([`sorted`](super::sorted)), so this text is still their text. It gives up, too, where a value holds a
 //! number otherwise (an `f32` is widened to `f64`, an `i128` beyond 64 bits refused), where
 //! raw JSON would be parsed, and where a key is escaped (compared unescaped) or not a string
 //! or an integer. What it writes is thus either the value's very text, or nothing: the
@@ -344,8 +347,9 @@ mod tests {
     use super::*;
 
     /// What serde_json's value path writes for `output`, if anything.
+    /// The text of `output`'s value as a result is given: sorted in every build.
     fn value_path<T: Serialize>(output: &T) -> Option<String> {
-        let value = serde_json::to_value(output).ok()?;
+        let value = crate::output::sorted(serde_json::to_value(output).ok()?);
         Some(serde_json::to_string(&value).unwrap())
     }
 

@@ -147,10 +147,7 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
         let snapshot = registry.inner.snapshot.load();
         match &*options {
             None => {
-                let run = Run {
-                    front: *front,
-                    ..registry.run_for(caller, None)
-                };
+                let run = registry.run_from(caller, *front);
                 let go_on = |rest: Rest| Box::pin(rest.go_on(run)) as Continuation<'a>;
                 let run = (run, AtStart);
                 path::begin(run, config, &snapshot, call, context, go_on, waiting)

@@ -103,7 +103,8 @@ pub(crate) fn read_arguments<'r>(
 ) -> Result<Value, ToolError> {
     let mut arguments = match arguments.into_object_or_summary(&config.limits) {
         Ok(arguments) => arguments,
-        Err((error, summary)) => {
+        Err(refused) => {
+            let (error, summary) = *refused;
             trail.arguments = CallArguments::Value(summary);
             return Err(error);
         }

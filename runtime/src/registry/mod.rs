@@ -339,6 +339,21 @@ impl Registry {
         calling::execute(&run, &snapshot, call, path::AtStart).await
     }
 
+    /// How one call that came in through `front` runs for `caller`, without options.
+    #[inline]
+    pub(crate) fn run_from<'a>(&'a self, caller: &'a Caller, front: FrontEnd) -> Run<'a> {
+        Run {
+            config: &self.inner.config,
+            rank: self.rank(caller),
+            caller,
+            cancel: cancel::Cancel(None),
+            dry_run: false,
+            run_id: None,
+            front,
+            client: None,
+        }
+    }
+
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).
     fn run_for<'a>(&'a self, caller: &'a Caller, client: Option<&'a ClientSide>) -> Run<'a> {
         Run {

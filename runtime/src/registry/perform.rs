@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::context::CancellationToken;
 use crate::error::{ErrorCode, ToolError};
-use crate::output::{Produced, ProducedResult, into_tool_result};
+use crate::output::{Produced, ProducedResult, into_tool_result, sorted};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
 use crate::registry::checked::{Started, on_demand};
@@ -86,7 +86,7 @@ pub(crate) async fn wait(
 #[inline]
 pub(crate) fn ran(config: &Config, entry: &Entry, who: Who<'_>, finished: Ran) -> ToolResult {
     match finished {
-        Ok(Ok(value)) if plain(config, entry) => Ok(value),
+        Ok(Ok(value)) if plain(config, entry) => Ok(sorted(value)),
         finished => ran_otherwise(config, entry, who, finished),
     }
 }
@@ -104,6 +104,9 @@ pub(crate) fn ran_in_place(
     finished: RanInPlace,
 ) -> ProducedResult {
     match finished {
+        Ok(Ok(Produced::Value(value))) if plain(config, entry) => {
+            Ok(Produced::Value(sorted(value)))
+        }
         Ok(Ok(produced)) if plain(config, entry) => Ok(produced),
         finished => {
             let finished = finished.map(into_tool_result);
@@ -191,7 +194,7 @@ fn checked_content(
     limits: &crate::ResultLimits,
 ) -> ToolResult {
     if !definition.returns_content {
-        return Ok(value);
+        return Ok(sorted(value));
     }
     let blocks = crate::result_limits::bound(crate::content::blocks_of(&value)?, limits);
     serde_json::to_value(blocks).map_err(|error| ToolError::execution(error.to_string()))

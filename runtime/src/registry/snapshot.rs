@@ -241,10 +241,16 @@ pub(crate) struct Rules<'a> {
 fn check(rules: &Rules<'_>, candidate: Candidate) -> Result<Entry, Vec<BuildProblem>> {
     let (roles, states) = (rules.roles, rules.states);
     let Candidate {
-        definition,
+        mut definition,
         handler,
         requirements,
     } = candidate;
+    // Schemas as serde_json's own build holds them, whichever build this is: what each
+    // provider is shown, and what is reported of it, is the same everywhere.
+    definition.input_schema.sort_all_objects();
+    if let Some(schema) = &mut definition.output_schema {
+        schema.sort_all_objects();
+    }
     let mut problems = Vec::new();
     for provider in rules.providers {
         let incompatibilities = provider.incompatibilities(&definition);

@@ -173,7 +173,7 @@ impl ProviderSignIn {
 pub(super) async fn start(State(served): State<Arc<super::Served>>) -> Response {
     let sign_in = match signing_in(&served) {
         Ok(sign_in) => sign_in,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     match begin(sign_in).await {
         Ok((url, state)) => {
@@ -240,7 +240,7 @@ pub(super) async fn callback(
 ) -> Response {
     let sign_in = match signing_in(&served) {
         Ok(sign_in) => sign_in,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     match finish(sign_in, &headers, answer).await {
         Ok((secret, expires_ms)) => {
@@ -390,7 +390,7 @@ pub(super) async fn sign_out(
 ) -> Response {
     let sign_in = match signing_in(&served) {
         Ok(sign_in) => sign_in,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     // Only the console's own script sends JSON; a page elsewhere cannot without asking.
     if !declares_json(headers.get(header::CONTENT_TYPE)) {
@@ -422,10 +422,10 @@ pub(super) async fn sign_out(
 }
 
 /// The console's sign-in (its routes exist only with one; a console without is told so).
-fn signing_in(served: &super::Served) -> Result<&ProviderSignIn, Response> {
+fn signing_in(served: &super::Served) -> Result<&ProviderSignIn, Box<Response>> {
     served.sign_in.as_ref().ok_or_else(|| {
         let says = "this console does not sign in through a provider";
-        problem(StatusCode::NOT_FOUND, says, &served.at)
+        Box::new(problem(StatusCode::NOT_FOUND, says, &served.at))
     })
 }
 
