@@ -8,6 +8,7 @@ use reqwest::Client;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toolgate_examples::clinic::{SharedState, open_app_sharing};
+use toolgate_test_support::utc_offset_for_hour;
 
 struct Clinic {
     base: String,
@@ -15,21 +16,11 @@ struct Clinic {
     _directory: TempDir,
 }
 
-/// Minutes from UTC that put the clinic's clock at `hour` now (in the middle of it).
-fn offset_for_hour(hour: i64) -> i32 {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let minutes_now = seconds % 86_400 / 60;
-    (((hour * 60 + 30 - minutes_now) % 1440 + 1440) % 1440) as i32
-}
-
 /// The clinic, its clock at `hour`.
 async fn clinic_at(hour: i64) -> Clinic {
     let directory = TempDir::new().unwrap();
     let shared = SharedState {
-        utc_offset_minutes: offset_for_hour(hour),
+        utc_offset_minutes: utc_offset_for_hour(hour),
         ..SharedState::default()
     };
     let model = toolgate_examples::clinic::model_from_env();

@@ -42,29 +42,11 @@ pub(crate) fn read(sources: &[Source]) -> Result<Vec<Read>, Vec<CedarProblem>> {
                 name: name.clone(),
                 text: text.clone(),
             }),
-            Source::File(path) => match std::fs::read_to_string(path) {
-                Ok(text) => read.push(Read {
-                    name: path.display().to_string(),
-                    text,
-                }),
-                Err(error) => problems.push(CedarProblem::of(
-                    &path.display().to_string(),
-                    format!("cannot be read: {error}"),
-                )),
-            },
+            Source::File(path) => read_one(path, &mut read, &mut problems),
             Source::Folder(folder) => match cedar_files(folder) {
                 Ok(files) => {
                     for path in files {
-                        match std::fs::read_to_string(&path) {
-                            Ok(text) => read.push(Read {
-                                name: path.display().to_string(),
-                                text,
-                            }),
-                            Err(error) => problems.push(CedarProblem::of(
-                                &path.display().to_string(),
-                                format!("cannot be read: {error}"),
-                            )),
-                        }
+                        read_one(&path, &mut read, &mut problems);
                     }
                 }
                 Err(error) => problems.push(CedarProblem::of(
@@ -78,6 +60,15 @@ pub(crate) fn read(sources: &[Source]) -> Result<Vec<Read>, Vec<CedarProblem>> {
         Ok(read)
     } else {
         Err(problems)
+    }
+}
+
+/// Reads one rules file into `read`, or says in `problems` why it cannot be read.
+fn read_one(path: &std::path::Path, read: &mut Vec<Read>, problems: &mut Vec<CedarProblem>) {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => read.push(Read { name, text }),
+        Err(error) => problems.push(CedarProblem::of(&name, format!("cannot be read: {error}"))),
     }
 }
 

@@ -357,14 +357,8 @@ impl Registry {
     /// How one call runs for `caller` (not cancellable, not a dry run, unless changed).
     fn run_for<'a>(&'a self, caller: &'a Caller, client: Option<&'a ClientSide>) -> Run<'a> {
         Run {
-            config: &self.inner.config,
-            rank: self.rank(caller),
-            caller,
-            cancel: cancel::Cancel(None),
-            dry_run: false,
-            run_id: None,
-            front: crate::FrontEnd::Library,
             client,
+            ..self.run_from(caller, crate::FrontEnd::Library)
         }
     }
 

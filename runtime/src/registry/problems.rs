@@ -117,6 +117,33 @@ fn quoted(names: &[String]) -> String {
     quoted.join(", ")
 }
 
+/// `"public", "staff"`: the configured roles, as a problem lists them.
+fn roles_list(roles: &[String]) -> String {
+    let quoted: Vec<String> = roles.iter().map(|role| format!("\"{role}\"")).collect();
+    quoted.join(", ")
+}
+
+/// Where each of two same-named tools was defined, `a and b`.
+fn places(locations: &[Option<SourceLocation>]) -> String {
+    let places: Vec<String> = locations
+        .iter()
+        .map(|location| match location {
+            Some(location) => location.to_string(),
+            None => "a tool registered at run time".to_owned(),
+        })
+        .collect();
+    places.join(" and ")
+}
+
+/// Expected tools or groups that are missing, and where such tools usually went.
+fn missing(f: &mut fmt::Formatter<'_>, what: &str) -> fmt::Result {
+    write!(
+        f,
+        "the expected {what}; if the tools are defined in another crate, make sure it is \
+         linked (`use that_crate as _;`), and that no filter drops them"
+    )
+}
+
 fn at(location: &Option<SourceLocation>) -> String {
     match location {
         Some(location) => format!(" (defined at {location})"),
@@ -143,45 +170,50 @@ impl fmt::Display for BuildProblem {
                     "the role \"{role}\" appears more than once in `.roles(..)`"
                 )
             }
+            BuildProblem::MissingTools { names } => missing(
+                f,
+                &format!("tools {} are not in the registry", quoted(names)),
+            ),
+            BuildProblem::MissingGroups { groups } => {
+                missing(f, &format!("groups {} have no tool", quoted(groups)))
+            }
+            BuildProblem::UnknownApproverRole { role, known_roles } => write!(
+                f,
+                "the approver role \"{role}\" is not a configured role; the roles are {}",
+                roles_list(known_roles)
+            ),
+            tool_problem => tool_problem.describe_tool(f),
+        }
+    }
+}
+
+impl BuildProblem {
+    /// Writes a problem of one tool's definition (the registry's own are written by `fmt`).
+    fn describe_tool(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             BuildProblem::UnknownPermission {
                 tool,
                 location,
                 permission,
                 known_roles,
-            } => {
-                let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
-                write!(
-                    f,
-                    "tool `{tool}`{} requires permission \"{permission}\", which is not a configured role; the roles are {}",
-                    at(location),
-                    known.join(", ")
-                )
-            }
-            BuildProblem::DuplicateName { name, locations } => {
-                let places: Vec<String> = locations
-                    .iter()
-                    .map(|location| match location {
-                        Some(location) => location.to_string(),
-                        None => "a tool registered at run time".to_owned(),
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "two tools are named `{name}`: {}; rename one with `#[tool(name = \"...\")]`",
-                    places.join(" and ")
-                )
-            }
+            } => write!(
+                f,
+                "tool `{tool}`{} requires permission \"{permission}\", which is not a configured role; the roles are {}",
+                at(location),
+                roles_list(known_roles)
+            ),
+            BuildProblem::DuplicateName { name, locations } => write!(
+                f,
+                "two tools are named `{name}`: {}; rename one with `#[tool(name = \"...\")]`",
+                places(locations)
+            ),
             BuildProblem::ProviderNameClash {
                 provider_name,
                 tools,
             } => write!(
                 f,
                 "tools {} would all be named `{provider_name}` at OpenAI and Anthropic, whose names cannot hold `.` or `/`; rename one",
-                tools
-                    .iter()
-                    .map(|tool| format!("`{tool}`"))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
+                quoted(tools).replace(", ", " and ")
             ),
             BuildProblem::MissingState {
                 tool,
@@ -206,38 +238,18 @@ impl fmt::Display for BuildProblem {
                 provider,
                 incompatibilities,
             } => {
-                let reasons: Vec<String> =
-                    incompatibilities.iter().map(ToString::to_string).collect();
-                write!(
-                    f,
-                    "tool `{tool}` cannot be used with {}: {}",
-                    provider.name(),
-                    reasons.join("; ")
-                )
+                write!(f, "tool `{tool}` cannot be used with {}", provider.name())?;
+                let mut separator = ": ";
+                for incompatibility in incompatibilities {
+                    write!(f, "{separator}{incompatibility}")?;
+                    separator = "; ";
+                }
+                Ok(())
             }
             BuildProblem::InvalidSchema { tool, reason } => {
                 write!(f, "tool `{tool}` has an invalid input schema: {reason}")
             }
-            BuildProblem::MissingTools { names } => write!(
-                f,
-                "the expected tools {} are not in the registry; if they are defined in another crate, \
-                 make sure it is linked (`use that_crate as _;`), and that no filter drops them",
-                quoted(names)
-            ),
-            BuildProblem::MissingGroups { groups } => write!(
-                f,
-                "the expected groups {} have no tool; if their tools are defined in another crate, \
-                 make sure it is linked (`use that_crate as _;`), and that no filter drops them",
-                quoted(groups)
-            ),
-            BuildProblem::UnknownApproverRole { role, known_roles } => {
-                let known: Vec<String> = known_roles.iter().map(|r| format!("\"{r}\"")).collect();
-                write!(
-                    f,
-                    "the approver role \"{role}\" is not a configured role; the roles are {}",
-                    known.join(", ")
-                )
-            }
+            setup => unreachable!("`fmt` writes the registry's own problems: {setup:?}"),
         }
     }
 }

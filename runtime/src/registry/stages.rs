@@ -157,13 +157,13 @@ impl Stages {
                     notes.add(stage.name(), "required approval");
                     approval.get_or_insert(reason);
                 }
-                StageVerdict::Rewrite(value) => {
-                    let secrets = &tool.secret_arguments;
-                    let mut value = match clear || secrets.is_empty() {
-                        true => value,
-                        false => unredacted(value, shown.shown(true), secrets),
-                    };
-                    if let Err(error) = entry.check_in_place(&mut value) {
+                StageVerdict::Rewrite(value) => match rewritten_to(entry, value, clear, &shown) {
+                    Ok(value) => {
+                        notes.add(stage.name(), "rewrote the arguments");
+                        shown = Shown::rewritten(entry, value);
+                        rewritten = true;
+                    }
+                    Err(error) => {
                         notes.add(
                             stage.name(),
                             "rewrote the arguments into ones the schema refuses",
@@ -174,10 +174,7 @@ impl Stages {
                             notes: notes.done(),
                         };
                     }
-                    notes.add(stage.name(), "rewrote the arguments");
-                    shown = Shown::rewritten(entry, value);
-                    rewritten = true;
-                }
+                },
             }
         }
         // Every rewrite and every demand for approval is noted: no note, nothing done.
@@ -337,6 +334,24 @@ fn failed_stage(stage: &str) -> ToolError {
 }
 
 /// A stage rewrote the arguments into ones the tool's schema refuses.
+/// A stage's rewritten arguments, with the secrets it saw redacted put back (a stage that
+/// sees them in clear wrote them itself), or why the tool's schema refuses them.
+#[cold]
+fn rewritten_to(
+    entry: &Entry,
+    value: Value,
+    clear: bool,
+    shown: &Shown<'_>,
+) -> Result<Value, ToolError> {
+    let secrets = &entry.definition.secret_arguments;
+    let mut value = match clear || secrets.is_empty() {
+        true => value,
+        false => unredacted(value, shown.shown(true), secrets),
+    };
+    entry.check_in_place(&mut value)?;
+    Ok(value)
+}
+
 fn refused_rewrite(stage: &str, error: ToolError) -> ToolError {
     let message = format!(
         "the stage `{stage}` rewrote this call's arguments into ones the tool's schema refuses, so the call did not run ({})",

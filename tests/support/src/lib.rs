@@ -2,6 +2,7 @@
 
 #[cfg(feature = "browser")]
 mod browser;
+mod clock;
 mod conformance;
 mod llama;
 mod oidc;
@@ -10,6 +11,7 @@ mod python_mcp;
 
 #[cfg(feature = "browser")]
 pub use browser::{Chromium, Page};
+pub use clock::utc_offset_for_hour;
 pub use conformance::{CONFORMANCE, ConformanceSuite, SERVER_EVERYTHING, ScenarioResult};
 pub use llama::LlamaServer;
 pub use oidc::{OIDC_PROVIDER, OidcProvider};

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 use toolgate::cedar::CedarPolicies;
 use toolgate::prelude::*;
+use toolgate_test_support::utc_offset_for_hour;
 
 /// The group of this file's tools.
 pub const GROUP: &str = "cedar_tests";
@@ -97,24 +98,13 @@ forbid (principal, action == Action::"approve:refund", resource)
 when { context.arguments.amount > 500 && !(principal in Role::"admin") };
 "#;
 
-/// Minutes from UTC that put the application's clock at `hour` now.
-pub fn offset_for_hour(hour: i64) -> i32 {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let minutes_now = seconds % 86_400 / 60;
-    // The middle of the wanted hour, so the minute the test takes does not cross it.
-    (((hour * 60 + 30 - minutes_now) % 1440 + 1440) % 1440) as i32
-}
-
 /// The clinic's rules, on a clock at `hour`.
 pub fn rules_at(hour: i64) -> CedarPolicies {
     CedarPolicies::new()
         .text("clinic.cedar", RULES)
         .claim("contractor", "Bool")
         .claim("groups", "Set<String>")
-        .utc_offset_minutes(offset_for_hour(hour))
+        .utc_offset_minutes(utc_offset_for_hour(hour))
 }
 
 /// The clinic's registry (staff approve), with `rules`.
