@@ -162,12 +162,17 @@ pub enum EventKind {
     },
 }
 
+/// Sees each event on the calling task, as it is published (e.g. to note it on the call's
+/// span): keep it quick.
+pub(crate) type Watcher = Box<dyn Fn(&Event) + Send + Sync>;
+
 /// The registry's event channel.
 pub(crate) struct EventBus {
     sender: broadcast::Sender<Arc<Event>>,
-    /// Whether anyone ever subscribed: until then, a call does not even look (counting the
-    /// receivers takes a lock).
+    /// Whether anyone ever subscribed or watches: until then, a call does not even look
+    /// (counting the receivers takes a lock).
     watched: AtomicBool,
+    watcher: Option<Watcher>,
 }
 
 impl Default for EventBus {
@@ -175,16 +180,28 @@ impl Default for EventBus {
         EventBus {
             sender: broadcast::Sender::new(CAPACITY),
             watched: AtomicBool::new(false),
+            watcher: None,
         }
     }
 }
 
 impl EventBus {
+    /// The channel, with `watcher` seeing every event.
+    pub(crate) fn watched_by(watcher: Watcher) -> Self {
+        EventBus {
+            watched: AtomicBool::new(true),
+            watcher: Some(watcher),
+            ..EventBus::default()
+        }
+    }
+
     /// Sends an event, made only when someone listens (calls pay nothing otherwise: the
     /// check is inlined where a call passes, the sending is not).
     #[inline]
     pub(crate) fn publish(&self, make: impl FnOnce() -> (String, Option<String>, EventKind)) {
-        if self.watched.load(Ordering::Acquire) && self.sender.receiver_count() > 0 {
+        if self.watched.load(Ordering::Acquire)
+            && (self.watcher.is_some() || self.sender.receiver_count() > 0)
+        {
             self.send(make());
         }
     }
@@ -197,8 +214,13 @@ impl EventBus {
             run,
             kind,
         };
+        if let Some(watcher) = &self.watcher {
+            watcher(&event);
+        }
         // No receiver left since the check: nothing to do.
-        let _ = self.sender.send(Arc::new(event));
+        if self.sender.receiver_count() > 0 {
+            let _ = self.sender.send(Arc::new(event));
+        }
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {

@@ -118,6 +118,9 @@ pub mod stage;
 mod static_tool;
 pub mod store;
 mod store_error;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod telemetry;
 mod template;
 mod tool;
 pub mod tool_search;

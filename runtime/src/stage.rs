@@ -224,6 +224,33 @@ pub struct WrappedCall<'a> {
     pub tool: &'a str,
     /// The call's id.
     pub call_id: &'a str,
+    /// Where the call came in.
+    pub front: FrontEnd,
+    /// The agent run the call belongs to, if any.
+    pub run_id: Option<&'a str>,
+    /// For a call taken up again after it waited with a ticket: when it asked and what the
+    /// wrappers kept with it then.
+    pub resumed: Option<ResumedCall<'a>>,
+}
+
+/// A call taken up again after a person decided its ticket (possibly on another instance),
+/// as a [`CallWrapper`] sees it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ResumedCall<'a> {
+    /// When the call asked for approval, seconds since the Unix epoch.
+    pub requested: u64,
+    /// Who decided it.
+    pub decided_by: &'a str,
+    pub(crate) kept: &'a std::collections::BTreeMap<String, String>,
+}
+
+impl<'a> ResumedCall<'a> {
+    /// What the wrapper named `wrapper` kept with the call when it began to wait
+    /// ([`CallWrapper::keep`]).
+    pub fn kept(&self, wrapper: &str) -> Option<&'a str> {
+        self.kept.get(wrapper).map(String::as_str)
+    }
 }
 
 /// Wraps a whole call, from finding its tool to its recorded outcome (refusals and waits
@@ -242,6 +269,14 @@ pub trait CallWrapper: Send + Sync + 'static {
         call: &WrappedCall<'_>,
         inner: BoxFuture<'a, ToolOutcome>,
     ) -> BoxFuture<'a, ToolOutcome>;
+
+    /// Text to keep with a call that waits for a person's decision under a ticket, read
+    /// back when it is taken up ([`ResumedCall::kept`]), wherever that happens: e.g. the
+    /// trace context of the request that asked. Asked inside the wrapped call. The default
+    /// keeps nothing.
+    fn keep(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Hides tools from callers: a hidden tool is in no list the caller gets (listings,

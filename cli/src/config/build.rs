@@ -29,6 +29,8 @@ pub struct Built {
     pub file_problems: Vec<Problem>,
     /// How each MCP import went.
     pub imports: Vec<ImportStatus>,
+    /// Where spans and metrics go (`[telemetry]`), to send what is left at exit.
+    pub telemetry: Option<toolgate::telemetry::Telemetry>,
 }
 
 /// One configured MCP server: connected (with how many tools) or why not.
@@ -61,6 +63,7 @@ impl Config {
     pub async fn build_with(&self, options: BuildOptions) -> Result<Built, Problem> {
         self.check_roles()?;
         self.check_auth()?;
+        self.check_telemetry()?;
         let callers = self.callers()?;
         let approver_role = match &self.file.approver_role {
             Some(role) => role.get_ref().clone(),
@@ -86,6 +89,10 @@ impl Config {
         builder = self.ready_tools(builder, sandbox.is_some())?;
         builder = builder.require_compatible(self.providers()?);
         builder = self.rules(builder)?;
+        let telemetry = self.telemetry()?;
+        if let Some(telemetry) = &telemetry {
+            builder = builder.telemetry(telemetry.clone());
+        }
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
@@ -129,6 +136,7 @@ impl Config {
             registered_files,
             file_problems,
             imports,
+            telemetry,
         })
     }
 

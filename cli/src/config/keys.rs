@@ -79,6 +79,28 @@ pub struct ConfigFile {
     pub providers: Vec<Spanned<String>>,
     /// The model `toolgate chat` talks to.
     pub model: Option<ModelKey>,
+    /// OpenTelemetry: spans and metrics sent over OTLP.
+    pub telemetry: Option<Spanned<TelemetryKey>>,
+}
+
+/// `[telemetry]`: spans of every call, model request and agent run, and metrics, sent over
+/// OTLP. What is not written here comes from the standard `OTEL_EXPORTER_OTLP_*` and
+/// `OTEL_SERVICE_NAME` variables.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryKey {
+    /// The collector's base URL, e.g. `http://127.0.0.1:4318`.
+    pub endpoint: Option<Spanned<String>>,
+    /// `http/protobuf` (default) or `grpc`.
+    pub protocol: Option<Spanned<String>>,
+    /// The service's name in the traces (default `toolgate`).
+    pub service_name: Option<String>,
+    /// Put arguments (secrets redacted) and results on spans (default: no).
+    #[serde(default)]
+    pub capture_content: bool,
+    /// How often metrics are sent (default 60 s).
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub metric_interval: Option<Duration>,
 }
 
 /// `[model]`: a model server for `toolgate chat`.

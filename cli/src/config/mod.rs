@@ -22,6 +22,9 @@
 //!
 //! [ready.files]
 //! permission = "staff"
+//!
+//! [telemetry]                  # spans and metrics over OTLP (else the OTEL_* variables)
+//! endpoint = "http://127.0.0.1:4318"
 //! ```
 //!
 //! `Config::load` reads and checks the file; `Config::build_with` makes the registry it
@@ -38,6 +41,7 @@ mod model;
 mod rates;
 mod ready;
 mod rules;
+mod telemetry;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -25,8 +25,28 @@ use crate::events::EventKind;
 use crate::registry::BatchOptions;
 use crate::util::bounded::clip;
 
-/// Runs turns until the run stops, keeps it in the store, and reports its end.
+/// Runs turns until the run stops, keeps it in the store, and reports its end: in the
+/// run's span, where the registry has telemetry.
 pub(crate) async fn drive(
+    settings: &Settings,
+    run: Run,
+    options: &RunOptions,
+) -> Result<Run, AgentError> {
+    #[cfg(feature = "otel")]
+    if let Some(telemetry) = settings.registry.telemetry() {
+        use opentelemetry::context::FutureExt as _;
+        let span = super::traced::run_span(telemetry, &*settings.model, &run);
+        let driven = drive_run(settings, run, options)
+            .with_context(span.context().clone())
+            .await;
+        super::traced::run_ended(span, &driven);
+        return driven;
+    }
+    drive_run(settings, run, options).await
+}
+
+/// [`drive`], in whatever span is current.
+async fn drive_run(
     settings: &Settings,
     mut run: Run,
     options: &RunOptions,
@@ -147,7 +167,7 @@ async fn ask_model(
         on_delta: Some(&on_delta),
     };
     let reply = tokio::select! {
-        reply = settings.model.respond(request) => reply,
+        reply = respond(settings, request) => reply,
         _ = cancel.cancelled() => return Err(RunStatus::Cancelled),
         _ = sleep_until(deadline) => return Err(time_budget(settings)),
     };
@@ -160,6 +180,24 @@ async fn ask_model(
         usage: reply.usage,
     });
     Ok(reply)
+}
+
+/// The model's reply to `request`: in a span of its own, where the registry has telemetry.
+async fn respond(settings: &Settings, request: ModelRequest<'_>) -> Result<ModelReply, ModelError> {
+    #[cfg(feature = "otel")]
+    if let Some(telemetry) = settings.registry.telemetry() {
+        use opentelemetry::context::FutureExt as _;
+        let model = &*settings.model;
+        let span = super::traced::chat_span(telemetry, model);
+        let started = std::time::Instant::now();
+        let reply = model
+            .respond(request)
+            .with_context(span.context().clone())
+            .await;
+        super::traced::chat_ended(telemetry, span, model, (&reply, started.elapsed()));
+        return reply;
+    }
+    settings.model.respond(request).await
 }
 
 fn model_failed(run: &Run, error: ModelError) -> RunStatus {

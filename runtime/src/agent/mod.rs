@@ -51,6 +51,8 @@ mod resume;
 mod run;
 mod stage;
 mod store;
+#[cfg(feature = "otel")]
+mod traced;
 
 use std::sync::Arc;
 

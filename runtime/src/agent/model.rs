@@ -131,16 +131,44 @@ pub type ModelFuture<'a> =
 pub trait Model: Send + Sync + 'static {
     /// The model's next reply to the conversation.
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a>;
+
+    /// Whose API serves the model, as the GenAI conventions name providers
+    /// (`gen_ai.provider.name`: `openai`, `anthropic`, `gcp.gemini`, ...). The default is
+    /// `unknown`.
+    fn provider_name(&self) -> &str {
+        "unknown"
+    }
+
+    /// The model asked for (`gen_ai.request.model`), if known.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         (**self).respond(request)
     }
+
+    fn provider_name(&self) -> &str {
+        (**self).provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
+    }
 }
 
 impl<M: Model + ?Sized> Model for Box<M> {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         (**self).respond(request)
+    }
+
+    fn provider_name(&self) -> &str {
+        (**self).provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
     }
 }

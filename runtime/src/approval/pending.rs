@@ -1,6 +1,6 @@
 //! Calls waiting for approval across requests.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,11 @@ pub struct PendingCall {
     /// neither listed for approvers nor redeemable by them.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub caller_confirms: bool,
+    /// What the registry's call wrappers kept with the call when it began to wait, by
+    /// wrapper name (e.g. the trace context of the request that asked; see
+    /// [`CallWrapper::keep`](crate::stage::CallWrapper::keep)).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kept: BTreeMap<String, String>,
 }
 
 fn caller_id<S: serde::Serializer>(caller: &Caller, serializer: S) -> Result<S::Ok, S::Error> {

@@ -79,6 +79,8 @@ pub struct RegistryBuilder {
     stages: Stages,
     #[cfg(feature = "cedar")]
     cedar: Option<crate::cedar::CedarPolicies>,
+    #[cfg(feature = "otel")]
+    telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// The least [relevance](crate::search::Scored::relevance) a tool needs to be suggested, by
@@ -121,6 +123,8 @@ impl Default for RegistryBuilder {
             stages: Stages::default(),
             #[cfg(feature = "cedar")]
             cedar: None,
+            #[cfg(feature = "otel")]
+            telemetry: None,
         }
     }
 }
@@ -449,6 +453,25 @@ impl RegistryBuilder {
         self
     }
 
+    /// Makes a span of every call, on every path, and records metrics (feature `otel`; see
+    /// [`telemetry`](crate::telemetry)). The span is the outermost wrapper of each call;
+    /// the HTTP router, the MCP server and the agent loop of the registry make their spans
+    /// around it.
+    #[cfg(feature = "otel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+    pub fn telemetry(mut self, telemetry: crate::telemetry::Telemetry) -> Self {
+        use crate::telemetry::{Facts, SecretsSeen, ToolSpans};
+        let shared = std::sync::Arc::clone(telemetry.shared());
+        self.stages
+            .add_outer_wrapper(Box::new(ToolSpans(Arc::clone(&shared))));
+        if shared.capture.content {
+            self.stages.add_first_call(Box::new(SecretsSeen));
+        }
+        self.sinks.push(Arc::new(Facts(shared)));
+        self.telemetry = Some(telemetry);
+        self
+    }
+
     /// Collects the tools and checks them all: every permission names a configured role,
     /// names are unique, every `State<T>` a tool takes was provided, every input schema
     /// compiles with an object root. All problems are reported together.
@@ -518,6 +541,7 @@ impl RegistryBuilder {
     }
 
     fn into_config(self) -> Result<Config, BuildError> {
+        let events = self.event_bus();
         let approver_rank = match &self.approver_role {
             Some(role) => Some(self.roles.rank(role).ok_or_else(|| {
                 BuildError::new(vec![BuildProblem::UnknownApproverRole {
@@ -543,6 +567,8 @@ impl RegistryBuilder {
                 .map(|history| history as Arc<dyn AuditStore>)
         });
         Ok(Config {
+            #[cfg(feature = "otel")]
+            telemetry: self.telemetry,
             roles: self.roles,
             states: Arc::new(self.states),
             default_timeout: self.default_timeout,
@@ -571,7 +597,7 @@ impl RegistryBuilder {
                 history,
                 audit_mode,
                 grants: self.grants,
-                events: EventBus::default(),
+                events,
                 stages: self.stages,
                 #[cfg(feature = "cedar")]
                 cedar: None,
@@ -586,6 +612,18 @@ impl RegistryBuilder {
             }
             config
         })
+    }
+}
+
+impl RegistryBuilder {
+    /// The registry's event channel, watched by its telemetry if it has one.
+    fn event_bus(&self) -> EventBus {
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = &self.telemetry {
+            let shared = Arc::clone(telemetry.shared());
+            return EventBus::watched_by(crate::telemetry::watcher(shared));
+        }
+        EventBus::default()
     }
 }
 

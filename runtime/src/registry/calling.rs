@@ -24,6 +24,7 @@ use crate::registry::record::reject;
 use crate::registry::run::{ClientSide, Run};
 use crate::registry::snapshot::Snapshot;
 use crate::registry::{CallOptions, Registry};
+use crate::stage::WrappedCall;
 
 /// What a call does in its first poll: runs as far as it goes, to its outcome, or to a
 /// continuation in `waiting`, polled once already. Called once: it takes out of `self` what
@@ -139,7 +140,8 @@ impl<'a, E: Ending> Begin<'a> for Single<'a, E> {
             if E::ONLY_IN_PLACE {
                 return Poll::Ready(E::given_up());
             }
-            let wrapped = Box::pin(registry.call_wrapped(caller, call.take(), options.take()));
+            let (call, options) = (call.take(), options.take());
+            let wrapped = Box::pin(registry.call_wrapped(caller, call, options, *front));
             return wait_on(waiting, wrapped, context).map(E::from);
         }
         // A guard, not a counted reference: every core counting the one snapshot's references
@@ -318,7 +320,15 @@ pub(crate) async fn execute<'a, N: Entrance + Unpin + Send + 'a>(
     if !stages.wrap_calls() {
         return inner.await;
     }
-    match stages.wrapped(run.caller, (&id, &name), Box::pin(inner)) {
+    let seen = WrappedCall {
+        caller: run.caller,
+        tool: &name,
+        call_id: &id,
+        front: run.front,
+        run_id: run.run_id,
+        resumed: None,
+    };
+    match stages.wrapped(&seen, Box::pin(inner)) {
         Ok(wrapped) => wrapped.await,
         Err(error) => {
             // The call never began: its refusal is recorded like any other.

@@ -21,6 +21,9 @@ use crate::search::SearchIndex;
 
 /// Settings fixed at build time.
 pub(crate) struct Config {
+    /// Where spans and metrics go, for the adapters' own spans (the calls' are stages).
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: Option<crate::telemetry::Telemetry>,
     pub(crate) roles: Roles,
     pub(crate) states: Arc<StateMap>,
     pub(crate) default_timeout: Option<Duration>,

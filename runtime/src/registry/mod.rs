@@ -329,14 +329,21 @@ impl Registry {
         caller: &Caller,
         call: ToolCall,
         options: Option<Arc<Options>>,
+        front: FrontEnd,
     ) -> ToolOutcome {
         // A guard, as in a call that begins at once.
         let snapshot = self.inner.snapshot.load();
         let run = match &options {
             Some(options) => options.run(self, caller),
-            None => self.run_for(caller, None),
+            None => self.run_from(caller, front),
         };
         calling::execute(&run, &snapshot, call, path::AtStart).await
+    }
+
+    /// The registry's telemetry, for the adapters' own spans.
+    #[cfg(feature = "otel")]
+    pub(crate) fn telemetry(&self) -> Option<&crate::telemetry::Telemetry> {
+        self.inner.config.telemetry.as_ref()
     }
 
     /// How one call that came in through `front` runs for `caller`, without options.

@@ -10,6 +10,7 @@ use crate::audit::{CallArguments, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::events::EventKind;
+use crate::front::FrontEnd;
 use crate::registry::Config;
 use crate::registry::calling::unwrapped;
 use crate::registry::cancel::Cancel;
@@ -19,6 +20,7 @@ use crate::registry::path::Approved;
 use crate::registry::record::{Trail, finish, reject};
 use crate::registry::run::Run;
 use crate::registry::snapshot::Snapshot;
+use crate::stage::{ResumedCall, WrappedCall};
 
 /// How long after its ticket expires a decided call's outcome is kept for its agent run.
 const KEEP_DECIDED_SECS: u64 = 24 * 60 * 60;
@@ -38,7 +40,7 @@ pub(crate) enum Resolution<'a> {
 pub(crate) async fn resume(
     config: &Config,
     snapshot: &Snapshot,
-    pending: PendingCall,
+    mut pending: PendingCall,
     approver: &Caller,
     resolution: Resolution<'_>,
 ) -> ToolOutcome {
@@ -51,8 +53,21 @@ pub(crate) async fn resume(
         SmolStr::from(&pending.call_id),
         SmolStr::from(&pending.tool),
     );
+    let (kept, run_id) = (std::mem::take(&mut pending.kept), pending.run_id.clone());
+    let seen = WrappedCall {
+        caller: &caller,
+        tool: &name,
+        call_id: &id,
+        front: FrontEnd::Library,
+        run_id: run_id.as_deref(),
+        resumed: Some(ResumedCall {
+            requested: pending.requested,
+            decided_by: approver.id(),
+            kept: &kept,
+        }),
+    };
     let inner = Box::pin(resolve(config, snapshot, pending, approver, resolution));
-    match stages.wrapped(&caller, (&id, &name), inner) {
+    match stages.wrapped(&seen, inner) {
         Ok(wrapped) => wrapped.await,
         Err(error) => {
             // The call never began again: its refusal is recorded like any other.

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
@@ -68,6 +69,19 @@ impl Stages {
 
     pub(crate) fn add_wrapper(&mut self, wrapper: Box<dyn CallWrapper>) {
         self.wrappers.push(wrapper);
+    }
+
+    /// A wrapper around all the others (the telemetry's span covers the whole call).
+    #[cfg(feature = "otel")]
+    pub(crate) fn add_outer_wrapper(&mut self, wrapper: Box<dyn CallWrapper>) {
+        self.wrappers.insert(0, wrapper);
+    }
+
+    /// A call stage before all the others.
+    #[cfg(feature = "otel")]
+    pub(crate) fn add_first_call(&mut self, stage: Box<dyn CallStage>) {
+        let clear = stage.needs_secrets();
+        self.calls.insert(0, (stage, clear));
     }
 
     pub(crate) fn add_listing(&mut self, stage: Box<dyn ListingStage>) {
@@ -214,23 +228,18 @@ impl Stages {
     /// taking it has dropped the call, which never began: the error to record for it.
     pub(crate) fn wrapped<'a>(
         &'a self,
-        caller: &Caller,
-        (id, name): (&SmolStr, &SmolStr),
+        seen: &WrappedCall<'_>,
         inner: BoxFuture<'a, ToolOutcome>,
     ) -> Result<BoxFuture<'a, ToolOutcome>, ToolError> {
-        let seen = WrappedCall {
-            caller,
-            tool: name,
-            call_id: id,
-        };
+        let (id, name) = (SmolStr::from(seen.call_id), SmolStr::from(seen.tool));
         let mut future = inner;
         for wrapper in self.wrappers.iter().rev() {
             // Handed over through a slot, to tell a wrapper that panicked with the call
             // taken from one that panicked before.
             let mut slot = Some(future);
-            let wrapped = contained("a call wrapper", name, || {
+            let wrapped = contained("a call wrapper", &name, || {
                 let inner = slot.take().expect("the call is handed to one wrapper");
-                wrapper.wrap(&seen, inner)
+                wrapper.wrap(seen, inner)
             });
             let names = (id.clone(), name.clone());
             future = match (wrapped, slot) {
@@ -240,6 +249,16 @@ impl Stages {
             };
         }
         Ok(future)
+    }
+
+    /// What the wrappers keep with a call of `tool` that waits under a ticket, by wrapper
+    /// name (a wrapper that panics keeps nothing).
+    pub(crate) fn kept(&self, tool: &str) -> BTreeMap<String, String> {
+        let keep = |wrapper: &Box<dyn CallWrapper>| {
+            let text = contained("a call wrapper", tool, || wrapper.keep()).flatten()?;
+            Some((wrapper.name().to_owned(), text))
+        };
+        self.wrappers.iter().filter_map(keep).collect()
     }
 }
 

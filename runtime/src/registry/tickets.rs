@@ -66,6 +66,7 @@ pub(crate) async fn keep_waiting(
         review,
         run_id: asking.run_id.map(str::to_owned),
         caller_confirms,
+        kept: governance.stages.kept(tool),
     };
     governance.pending.put(waiting).await?;
     asking.report(|| event);

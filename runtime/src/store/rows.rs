@@ -1,6 +1,7 @@
 //! How the database stores write what they keep: as JSON text, with the few columns they
 //! query on beside it. Shared by SQLite and PostgreSQL, so both read what the other wrote.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,8 @@ struct StoredPending {
     run_id: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     caller_confirms: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    kept: BTreeMap<String, String>,
 }
 
 pub(crate) fn pending_to_text(call: &PendingCall) -> String {
@@ -45,6 +48,7 @@ pub(crate) fn pending_to_text(call: &PendingCall) -> String {
         review: call.review.clone(),
         run_id: call.run_id.clone(),
         caller_confirms: call.caller_confirms,
+        kept: call.kept.clone(),
     };
     serde_json::to_string(&stored).expect("a pending call serializes")
 }
@@ -64,6 +68,7 @@ pub(crate) fn pending_from_text(store: &str, text: &str) -> Result<PendingCall, 
         review: stored.review,
         run_id: stored.run_id,
         caller_confirms: stored.caller_confirms,
+        kept: stored.kept,
     })
 }
 

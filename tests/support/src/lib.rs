@@ -6,6 +6,7 @@ mod clock;
 mod conformance;
 mod llama;
 mod oidc;
+mod phoenix;
 mod postgres;
 mod python_mcp;
 
@@ -15,5 +16,6 @@ pub use clock::utc_offset_for_hour;
 pub use conformance::{CONFORMANCE, ConformanceSuite, SERVER_EVERYTHING, ScenarioResult};
 pub use llama::LlamaServer;
 pub use oidc::{OIDC_PROVIDER, OidcProvider};
+pub use phoenix::Phoenix;
 pub use postgres::TempPostgres;
 pub use python_mcp::{MCP_SDK, python_with_mcp_sdk};

@@ -61,6 +61,8 @@ mod if_in_place;
 mod maybe_text;
 mod outcome;
 mod search;
+#[cfg(feature = "otel")]
+pub(crate) mod traced;
 mod wire;
 mod with_body;
 
@@ -158,6 +160,8 @@ fn routes(shared: Shared) -> Router {
             .route("/chat/{run}", get(Caught(chat::show)))
             .route("/chat/{run}/resume", post(Caught(chat::resume)));
     }
+    #[cfg(feature = "otel")]
+    let router = traced::traced(router, shared.registry.telemetry());
     // Every handler is `Caught`: a panic is answered with JSON (see `caught`).
     router
         .fallback(Caught(handlers::not_found))

@@ -335,6 +335,13 @@ impl Connection {
             Value::Object(map) => Some(map),
             _ => Some(Map::new()),
         };
+        // One trace across processes: the imported server's span is a child of this call's.
+        #[cfg(feature = "otel")]
+        {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            crate::telemetry::propagation::into_meta(&mut meta.0);
+            params.meta = (!meta.0.is_empty()).then_some(meta);
+        }
         let answer =
             tokio::time::timeout(self.import.call_timeout, peer.call_tool_once(params)).await;
         let failure = match answer {

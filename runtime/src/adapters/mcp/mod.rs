@@ -34,6 +34,8 @@ mod input;
 mod list_changes;
 mod progress;
 mod server;
+#[cfg(feature = "otel")]
+mod traced;
 
 pub use client::{ImportedServer, ImportedTool, McpImport, McpImportError};
 pub use identity::ServerIdentity;

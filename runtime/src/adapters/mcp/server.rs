@@ -199,17 +199,18 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = self.caller(&context.extensions).await?;
-        let Some(definition) = self.registry.definition(&caller, &request.name) else {
-            // Hidden tools answer exactly like unknown ones, with the same "did you mean".
-            let error = self.registry.unknown_tool(&caller, &request.name);
-            return Err(ErrorData::invalid_params(error.message, None));
-        };
-        // Boxed: rmcp moves each request's future into a task of its own, so its size is
-        // copied per request; the call's is large (the registry's path, the client's rounds).
-        Box::pin(self.call(&caller, &definition, request, &context)).await
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = self.registry.telemetry() {
+            use opentelemetry::context::FutureExt as _;
+            let span = super::traced::call_span(telemetry, &request, &context);
+            let answer = Box::pin(self.answer_call(request, context))
+                .with_context(span.context().clone())
+                .await;
+            super::traced::call_ended(span, &answer);
+            return answer;
+        }
+        self.answer_call(request, context).await
     }
-
     #[allow(deprecated)] // logging: deprecated by SEP-2577 after 2026-07-28
     async fn set_level(
         &self,
@@ -409,4 +410,23 @@ async fn authenticate_first(
 
 fn refused(gate: &Gate, error: AuthError) -> axum::response::Response {
     crate::adapters::http::refusal(error, gate.resource_metadata.as_deref())
+}
+
+impl McpServer {
+    /// Answers a `tools/call` (in its span, where the registry has telemetry).
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller(&context.extensions).await?;
+        let Some(definition) = self.registry.definition(&caller, &request.name) else {
+            // Hidden tools answer exactly like unknown ones, with the same "did you mean".
+            let error = self.registry.unknown_tool(&caller, &request.name);
+            return Err(ErrorData::invalid_params(error.message, None));
+        };
+        // Boxed: rmcp moves each request's future into a task of its own, so its size is
+        // copied per request; the call's is large (the registry's path, the client's rounds).
+        Box::pin(self.call(&caller, &definition, request, &context)).await
+    }
 }

@@ -105,6 +105,14 @@ impl Model for Anthropic {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         Box::pin(Anthropic::respond(self, request))
     }
+
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
 }
 
 fn write_message(message: &Message) -> Value {

@@ -64,6 +64,14 @@ impl Model for Gemini {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         Box::pin(Gemini::respond(self, request))
     }
+
+    fn provider_name(&self) -> &str {
+        "gcp.gemini"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
 }
 
 fn write_message(message: &Message) -> Value {

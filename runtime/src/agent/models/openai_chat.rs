@@ -95,6 +95,14 @@ impl Model for OpenAiChat {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         Box::pin(OpenAiChat::respond(self, request))
     }
+
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
 }
 
 fn write_message(message: &Message, messages: &mut Vec<Value>) {

@@ -74,6 +74,14 @@ impl Model for OpenAiResponses {
     fn respond<'a>(&'a self, request: ModelRequest<'a>) -> ModelFuture<'a> {
         Box::pin(OpenAiResponses::respond(self, request))
     }
+
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
 }
 
 fn write_message(message: &Message, input: &mut Vec<Value>) {

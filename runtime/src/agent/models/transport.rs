@@ -136,7 +136,12 @@ impl Transport {
     ) -> Result<Response, ModelError> {
         let mut attempt = 0;
         loop {
-            let mut request = self.client.post(url).headers(headers.clone()).json(body);
+            #[allow(unused_mut)]
+            let mut headers = headers.clone();
+            // One trace across processes: the model server sees the request's span.
+            #[cfg(feature = "otel")]
+            crate::telemetry::propagation::into_headers(&mut headers);
+            let mut request = self.client.post(url).headers(headers).json(body);
             if !stream {
                 request = request.timeout(self.settings.timeout);
             }

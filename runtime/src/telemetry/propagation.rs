@@ -1,0 +1,124 @@
+//! W3C trace context (`traceparent`, `tracestate`) read from what comes in (HTTP headers,
+//! MCP's `params._meta`) and written into what goes out (imported MCP servers, model
+//! requests, HTTP tools), so that one trace crosses processes.
+
+use std::collections::HashMap;
+
+use opentelemetry::Context;
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::{SpanContext, TraceContextExt};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use serde_json::{Map, Value};
+
+/// The headers or `_meta` keys W3C trace context is carried in.
+const FIELDS: [&str; 2] = ["traceparent", "tracestate"];
+
+/// The trace context `headers` carry, as the parent of what handles them (the current
+/// context, with none there).
+pub(crate) fn from_headers(headers: &http::HeaderMap) -> Context {
+    TraceContextPropagator::new().extract(&Headers(headers))
+}
+
+/// Writes the current trace context into `headers` (nothing when no span is current).
+pub(crate) fn into_headers(headers: &mut http::HeaderMap) {
+    Context::map_current(|context| {
+        if context.span().span_context().is_valid() {
+            TraceContextPropagator::new().inject_context(context, &mut HeadersMut(headers));
+        }
+    });
+}
+
+/// The trace context an MCP request's `_meta` carries.
+pub(crate) fn from_meta(meta: &Map<String, Value>) -> Context {
+    TraceContextPropagator::new().extract(&Meta(meta))
+}
+
+/// Writes the current trace context into an MCP request's `_meta`.
+pub(crate) fn into_meta(meta: &mut Map<String, Value>) {
+    Context::map_current(|context| {
+        if context.span().span_context().is_valid() {
+            let mut fields = HashMap::new();
+            TraceContextPropagator::new().inject_context(context, &mut fields);
+            for (key, value) in fields {
+                meta.insert(key, Value::String(value));
+            }
+        }
+    });
+}
+
+/// The `traceparent` of `context`'s span, if it has a valid one.
+pub(crate) fn traceparent_of(context: &Context) -> Option<String> {
+    if !context.span().span_context().is_valid() {
+        return None;
+    }
+    let mut fields = HashMap::new();
+    TraceContextPropagator::new().inject_context(context, &mut fields);
+    fields.remove("traceparent")
+}
+
+/// The span a `traceparent` names, if it is well formed.
+pub(crate) fn context_from_traceparent(traceparent: &str) -> Option<SpanContext> {
+    let fields = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+    let context = TraceContextPropagator::new().extract(&fields);
+    let span = context.span().span_context().clone();
+    span.is_valid().then_some(span)
+}
+
+struct Headers<'a>(&'a http::HeaderMap);
+
+impl Extractor for Headers<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|value| value.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        FIELDS.to_vec()
+    }
+}
+
+struct HeadersMut<'a>(&'a mut http::HeaderMap);
+
+impl Injector for HeadersMut<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        let name = http::HeaderName::from_bytes(key.as_bytes());
+        let value = http::HeaderValue::from_str(&value);
+        if let (Ok(name), Ok(value)) = (name, value) {
+            self.0.insert(name, value);
+        }
+    }
+}
+
+struct Meta<'a>(&'a Map<String, Value>);
+
+impl Extractor for Meta<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        FIELDS.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traceparent_read_is_the_span_it_names_and_garbage_is_none() {
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let span = context_from_traceparent(parent).expect("valid");
+        assert_eq!(
+            span.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert!(context_from_traceparent("00-zz-00-01").is_none());
+        let meta = serde_json::json!({"traceparent": parent});
+        let context = from_meta(meta.as_object().unwrap());
+        assert_eq!(context.span().span_context().span_id(), span.span_id());
+        let mut copied = Map::new();
+        let _entered = context.attach();
+        into_meta(&mut copied);
+        assert_eq!(copied["traceparent"], parent);
+    }
+}
