@@ -1,5 +1,5 @@
 //! The `toolgate` command, driven as a user drives it: the real binary on temporary project
-//! folders, real scripts, a loopback HTTP server, the official Python MCP SDK, a real OpenID provider.
+//! folders, real scripts, a loopback HTTP server, the official Python MCP SDK, a real OpenID provider, a real OpenTelemetry backend.
 
 #[path = "cli/support.rs"]
 mod support;
@@ -26,3 +26,5 @@ mod loading;
 mod rules;
 #[path = "cli/serve_mcp.rs"]
 mod serve_mcp;
+#[path = "cli/telemetry.rs"]
+mod telemetry;

@@ -63,9 +63,11 @@ async fn trace_spans(phoenix: &Phoenix, trace: &str, at_least: usize) -> Vec<Val
     let started = Instant::now();
     loop {
         let spans: Vec<Value> = match reqwest::get(&url).await {
-            Ok(response) => response.json::<Value>().await.ok().and_then(|body| {
-                body["data"].as_array().cloned()
-            }),
+            Ok(response) => response
+                .json::<Value>()
+                .await
+                .ok()
+                .and_then(|body| body["data"].as_array().cloned()),
             Err(_) => None,
         }
         .unwrap_or_default()
@@ -173,30 +175,48 @@ async fn agent_run_over_otlp_grpc(phoenix: &Phoenix) {
     let started = Instant::now();
     let trace = loop {
         let body: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
-        let root = body["data"].as_array().unwrap().iter().find(|span| {
-            span["attributes"]["gen_ai.conversation.id"] == run.id().as_str()
-        });
+        let root = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|span| span["attributes"]["gen_ai.conversation.id"] == run.id().as_str());
         if let Some(root) = root {
             break root["context"]["trace_id"].as_str().unwrap().to_owned();
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "no run span:\n{}", phoenix.log());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no run span:\n{}",
+            phoenix.log()
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     let spans = trace_spans(phoenix, &trace, 6).await;
     let root = named(&spans, "invoke_agent toolgate");
     assert_eq!(root["parent_id"], Value::Null);
     let root_id = &root["context"]["span_id"];
-    let children: Vec<&Value> = spans.iter().filter(|span| &span["parent_id"] == root_id).collect();
-    let chats = children.iter().filter(|span| span["name"] == "chat unknown").count();
+    let children: Vec<&Value> = spans
+        .iter()
+        .filter(|span| &span["parent_id"] == root_id)
+        .collect();
+    let chats = children
+        .iter()
+        .filter(|span| span["name"] == "chat unknown")
+        .count();
     assert_eq!(chats, 2, "{spans:#?}");
     let tool = |name: &str| named(&spans, &format!("execute_tool {name}"));
     for name in ["lookup_pet", "transfer", "delete_everything"] {
         assert_eq!(&tool(name)["parent_id"], root_id);
     }
     assert_eq!(tool("lookup_pet")["status_code"], "UNSET");
-    assert_eq!(tool("transfer")["attributes"]["toolgate.approval.decided_by"], "front-desk");
+    assert_eq!(
+        tool("transfer")["attributes"]["toolgate.approval.decided_by"],
+        "front-desk"
+    );
     assert_eq!(tool("delete_everything")["status_code"], "ERROR");
-    assert_eq!(tool("delete_everything")["attributes"]["error.type"], "unknown_tool");
+    assert_eq!(
+        tool("delete_everything")["attributes"]["error.type"],
+        "unknown_tool"
+    );
     telemetry.shutdown();
 }
 
@@ -214,10 +234,17 @@ async fn secret_with_content_captured(phoenix: &Phoenix) {
         if text.contains("weather_login") {
             break text;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "no login span:\n{}", phoenix.log());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no login span:\n{}",
+            phoenix.log()
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     assert!(!everything.contains(SECRET), "{everything}");
-    assert!(everything.contains("signed in with [redacted]"), "{everything}");
+    assert!(
+        everything.contains("signed in with [redacted]"),
+        "{everything}"
+    );
     telemetry.shutdown();
 }
