@@ -62,6 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         approval_key: options.approval_key.map(String::into_bytes),
         calls_per_minute: (options.calls_per_minute > 0).then_some(options.calls_per_minute),
         utc_offset_minutes: options.utc_offset_minutes,
+        telemetry: telemetry_from_env()?,
     };
     let app = open_app_sharing(&database, model_from_env(), shared)?;
     let address = SocketAddr::from(([127, 0, 0, 1], options.port));
@@ -107,6 +108,20 @@ try:
     );
     axum::serve(listener, app).await?;
     Ok(())
+}
+
+/// Telemetry over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` says where (and the other
+/// standard variables how); none otherwise.
+fn telemetry_from_env()
+-> Result<Option<toolgate::telemetry::Telemetry>, Box<dyn std::error::Error + Send + Sync>> {
+    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_none() {
+        return Ok(None);
+    }
+    let mut settings = toolgate::telemetry::OtlpSettings::default();
+    settings.service_name = Some("clinic".to_owned());
+    let telemetry = toolgate::telemetry::Telemetry::otlp(&settings)?;
+    println!("telemetry: spans and metrics go to $OTEL_EXPORTER_OTLP_ENDPOINT");
+    Ok(Some(telemetry))
 }
 
 /// Where the state is, without a password.

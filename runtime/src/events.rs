@@ -162,16 +162,17 @@ pub enum EventKind {
     },
 }
 
-/// Sees each event on the calling task, as it is published (e.g. to note it on the call's
-/// span): keep it quick.
+/// Sees the approvals' events on the calling task, as they are published (e.g. to note them
+/// on the call's span): keep it quick.
 pub(crate) type Watcher = Box<dyn Fn(&Event) + Send + Sync>;
 
 /// The registry's event channel.
 pub(crate) struct EventBus {
     sender: broadcast::Sender<Arc<Event>>,
-    /// Whether anyone ever subscribed or watches: until then, a call does not even look
-    /// (counting the receivers takes a lock).
-    watched: AtomicBool,
+    /// Whether anyone ever subscribed: until then, a call does not even look (counting the
+    /// receivers takes a lock).
+    subscribed: AtomicBool,
+    /// Sees the approvals' events as they happen, on the calling task.
     watcher: Option<Watcher>,
 }
 
@@ -179,17 +180,16 @@ impl Default for EventBus {
     fn default() -> Self {
         EventBus {
             sender: broadcast::Sender::new(CAPACITY),
-            watched: AtomicBool::new(false),
+            subscribed: AtomicBool::new(false),
             watcher: None,
         }
     }
 }
 
 impl EventBus {
-    /// The channel, with `watcher` seeing every event.
+    /// The channel, with `watcher` seeing the approvals' events.
     pub(crate) fn watched_by(watcher: Watcher) -> Self {
         EventBus {
-            watched: AtomicBool::new(true),
             watcher: Some(watcher),
             ..EventBus::default()
         }
@@ -199,22 +199,35 @@ impl EventBus {
     /// check is inlined where a call passes, the sending is not).
     #[inline]
     pub(crate) fn publish(&self, make: impl FnOnce() -> (String, Option<String>, EventKind)) {
-        if self.watched.load(Ordering::Acquire)
-            && (self.watcher.is_some() || self.sender.receiver_count() > 0)
-        {
-            self.send(make());
+        if self.listened() {
+            self.send(make(), false);
         }
     }
 
+    /// Sends an approval's event (a person asked, or answering), which the watcher sees too.
+    pub(crate) fn publish_approval(
+        &self,
+        make: impl FnOnce() -> (String, Option<String>, EventKind),
+    ) {
+        if self.watcher.is_some() || self.listened() {
+            self.send(make(), true);
+        }
+    }
+
+    #[inline]
+    fn listened(&self) -> bool {
+        self.subscribed.load(Ordering::Acquire) && self.sender.receiver_count() > 0
+    }
+
     #[inline(never)]
-    fn send(&self, (caller, run, kind): (String, Option<String>, EventKind)) {
+    fn send(&self, (caller, run, kind): (String, Option<String>, EventKind), watched: bool) {
         let event = Event {
             time_ms: crate::util::time::now_millis(),
             caller,
             run,
             kind,
         };
-        if let Some(watcher) = &self.watcher {
+        if let Some(watcher) = self.watcher.as_ref().filter(|_| watched) {
             watcher(&event);
         }
         // No receiver left since the check: nothing to do.
@@ -224,7 +237,7 @@ impl EventBus {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.watched.store(true, Ordering::Release);
+        self.subscribed.store(true, Ordering::Release);
         self.sender.subscribe()
     }
 }

@@ -159,6 +159,9 @@ pub struct SharedState {
     pub calls_per_minute: Option<u32>,
     /// The clinic's clock, in minutes from UTC, for the rules' opening hours.
     pub utc_offset_minutes: i32,
+    /// Where spans and metrics go, if anywhere (the server turns it on when
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
+    pub telemetry: Option<toolgate::telemetry::Telemetry>,
 }
 
 /// [`open_app_with`], keeping state as `shared` says.
@@ -169,6 +172,9 @@ pub fn open_app_sharing(
 ) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
     let clinic = Arc::new(Clinic::open(database)?);
     let mut builder = registry_builder_at(Arc::clone(&clinic), shared.utc_offset_minutes);
+    if let Some(telemetry) = shared.telemetry {
+        builder = builder.telemetry(telemetry);
+    }
     if let Some(limit) = shared.calls_per_minute {
         builder = builder.rate_limit_per_caller(RateLimit::new(limit, Duration::from_secs(60)));
     }

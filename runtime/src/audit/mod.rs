@@ -9,6 +9,7 @@ mod readers;
 mod ring;
 mod store;
 mod verify;
+mod watch;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +22,7 @@ pub(crate) use kept::{CallArguments, Facts, Names, ReadBack, Reader};
 pub use memory::MemoryAuditStore;
 pub use store::AuditStore;
 pub use verify::{LogProblem, VerifiedLog, verify_log};
+pub(crate) use watch::{Ended, RecordWatcher};
 
 /// A plain record of `caller` for the history's tests.
 #[cfg(test)]

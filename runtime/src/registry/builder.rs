@@ -460,14 +460,13 @@ impl RegistryBuilder {
     #[cfg(feature = "otel")]
     #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
     pub fn telemetry(mut self, telemetry: crate::telemetry::Telemetry) -> Self {
-        use crate::telemetry::{Facts, SecretsSeen, ToolSpans};
+        use crate::telemetry::{SecretsSeen, ToolSpans};
         let shared = std::sync::Arc::clone(telemetry.shared());
         self.stages
             .add_outer_wrapper(Box::new(ToolSpans(Arc::clone(&shared))));
         if shared.capture.content {
             self.stages.add_first_call(Box::new(SecretsSeen));
         }
-        self.sinks.push(Arc::new(Facts(shared)));
         self.telemetry = Some(telemetry);
         self
     }
@@ -542,6 +541,7 @@ impl RegistryBuilder {
 
     fn into_config(self) -> Result<Config, BuildError> {
         let events = self.event_bus();
+        let record_watcher = self.record_watcher();
         let approver_rank = match &self.approver_role {
             Some(role) => Some(self.roles.rank(role).ok_or_else(|| {
                 BuildError::new(vec![BuildProblem::UnknownApproverRole {
@@ -598,6 +598,7 @@ impl RegistryBuilder {
                 audit_mode,
                 grants: self.grants,
                 events,
+                record_watcher,
                 stages: self.stages,
                 #[cfg(feature = "cedar")]
                 cedar: None,
@@ -616,6 +617,16 @@ impl RegistryBuilder {
 }
 
 impl RegistryBuilder {
+    /// What sees each call's record as it ends: the registry's telemetry, if it has one.
+    fn record_watcher(&self) -> Option<Box<dyn crate::audit::RecordWatcher>> {
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = &self.telemetry {
+            let shared = Arc::clone(telemetry.shared());
+            return Some(Box::new(crate::telemetry::Facts(shared)));
+        }
+        None
+    }
+
     /// The registry's event channel, watched by its telemetry if it has one.
     fn event_bus(&self) -> EventBus {
         #[cfg(feature = "otel")]

@@ -72,6 +72,8 @@ pub(crate) struct Governance {
     pub(crate) events: EventBus,
     /// The application's own stages.
     pub(crate) stages: Stages,
+    /// What sees each call's record as it ends (the telemetry), if anything.
+    pub(crate) record_watcher: Option<Box<dyn crate::audit::RecordWatcher>>,
     /// The Cedar rules, which also decide who may decide a waiting call.
     #[cfg(feature = "cedar")]
     pub(crate) cedar: Option<Arc<crate::cedar::CedarRules>>,
@@ -95,7 +97,10 @@ impl Governance {
 
     /// Whether records are kept anywhere (if not, none is built).
     pub(crate) fn audits(&self) -> bool {
-        !self.sinks.is_empty() || self.audit.is_some()
+        let watched = self.record_watcher.as_ref();
+        !self.sinks.is_empty()
+            || self.audit.is_some()
+            || watched.is_some_and(|w| w.reads_arguments())
     }
 
     /// Whether a call's record may be written after it ends, its outcome waiting for that

@@ -93,7 +93,7 @@ async fn answered(
         _ => ApprovalAnswer::Approve,
     };
     let (verdict, result) = apply_answer(asking, who, answer, arguments).await;
-    asking.report(|| EventKind::ApprovalDecided {
+    asking.report_approval(|| EventKind::ApprovalDecided {
         call_id: asking.call_id.to_owned(),
         tool: asking.entry.definition.name.clone(),
         decided_by: who.to_owned(),

@@ -28,7 +28,7 @@ pub(crate) async fn decide_now(
     match ask(asking, approver_name, approver, &arguments, reason, review).await {
         Ok(answer) => {
             let (verdict, result) = apply_answer(asking, approver_name, answer, arguments).await;
-            asking.report(|| EventKind::ApprovalDecided {
+            asking.report_approval(|| EventKind::ApprovalDecided {
                 call_id: asking.call_id.to_owned(),
                 tool: tool.clone(),
                 decided_by: approver_name.to_owned(),
@@ -56,7 +56,7 @@ async fn ask(
 ) -> Result<ApprovalAnswer, ToolError> {
     let tool = &asking.entry.definition;
     let request = approval_request(asking, arguments, reason, review);
-    asking.report(|| EventKind::ApprovalRequested {
+    asking.report_approval(|| EventKind::ApprovalRequested {
         call_id: request.call_id.clone(),
         tool: tool.name.clone(),
         arguments: request.arguments.clone(),

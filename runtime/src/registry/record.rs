@@ -14,7 +14,7 @@ use futures::FutureExt;
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, Facts, Names, redact};
+use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, Ended, Facts, Names, redact};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::definition::is_valid_tool_name;
@@ -399,7 +399,6 @@ pub(crate) fn audit<'a>(
     let duration = ended.saturating_duration_since(started);
     let governance = &config.governance;
     // The tool's own name, where the call spelled it otherwise.
-    // The tool's own name, where the call spelled it otherwise.
     let tool = trail.renamed.as_ref().unwrap_or(tool);
     governance.events.publish(|| {
         let kind = EventKind::CallFinished {
@@ -413,6 +412,22 @@ pub(crate) fn audit<'a>(
         };
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
+    if let Some(watcher) = &governance.record_watcher {
+        let outcome = match result {
+            Ok(_) => Cow::Borrowed("ok"),
+            Err(error) => error.code.wire(),
+        };
+        let ended = Ended {
+            call_id,
+            tool,
+            found: trail.found,
+            decision: trail.decision,
+            approver: trail.approver.as_deref(),
+            outcome,
+            arguments: &trail.arguments,
+        };
+        contained("the telemetry", tool, || watcher.ended(&ended));
+    }
     let mut writing = None;
     if governance.audits() {
         let stamp = crate::util::time::stamp(ended);

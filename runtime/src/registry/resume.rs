@@ -97,7 +97,7 @@ async fn resolve(
         ..
     } = pending;
     let decided = |decision: &str| {
-        config.governance.events.publish(|| {
+        config.governance.events.publish_approval(|| {
             let kind = EventKind::ApprovalDecided {
                 call_id: call_id.clone(),
                 tool: tool.clone(),

@@ -107,4 +107,13 @@ impl Asking<'_> {
             (self.caller.id().to_owned(), run, kind())
         });
     }
+
+    /// Reports an approval's event (a person asked, or answering).
+    pub(crate) fn report_approval(&self, kind: impl FnOnce() -> EventKind) {
+        let governance = &self.config.governance;
+        governance.events.publish_approval(|| {
+            let run = self.run_id.map(str::to_owned);
+            (self.caller.id().to_owned(), run, kind())
+        });
+    }
 }

@@ -69,7 +69,7 @@ pub(crate) async fn keep_waiting(
         kept: governance.stages.kept(tool),
     };
     governance.pending.put(waiting).await?;
-    asking.report(|| event);
+    asking.report_approval(|| event);
     Ok((ticket, claims))
 }
 

@@ -2,6 +2,12 @@
 //! generative AI (marked Development upstream, so pinned: [`SEMCONV_VERSION`]), for MCP and
 //! for HTTP, and the registry's own facts under `toolgate.`.
 
+// Each adapter (HTTP, MCP, the agent's models) uses its own part of them.
+#![cfg_attr(
+    not(all(feature = "axum", feature = "mcp", feature = "models")),
+    allow(dead_code)
+)]
+
 /// The version of the semantic conventions followed.
 pub const SEMCONV_VERSION: &str = "1.41.0";
 /// Its schema URL, given with the instrumentation scope.

@@ -1,5 +1,5 @@
-//! The registry's own facts about a call, written onto its span by the stages that see
-//! them: the audit record (role, decision, who approved, the arguments as recorded), the
+//! The registry's own facts about a call, written onto its span by the steps that see
+//! them: the record step (decision, who approved, the arguments as recorded), the
 //! approval steps' events (when a person was asked and answered), and the arguments'
 //! secret values (to keep them out of what is captured).
 
@@ -13,51 +13,53 @@ use super::Shared;
 use super::capture::secret_values;
 use super::conventions as name;
 use super::tool_span::CallMark;
-use crate::audit::{AuditRecord, AuditSink};
+use crate::audit::{Ended, RecordWatcher};
 use crate::events::{Event, EventKind};
 use crate::stage::{CallStage, StageCall, StageVerdict};
 use crate::util::sync::lock;
 
-/// Writes what a call's audit record says onto the call's span.
+/// Writes what a call's record says onto the call's span, as the call ends.
 pub(crate) struct Facts(pub(crate) Arc<Shared>);
 
-impl AuditSink for Facts {
-    fn record(&self, record: &AuditRecord) {
+impl RecordWatcher for Facts {
+    fn ended(&self, ended: &Ended<'_>) {
         Context::map_current(|context| {
             let Some(mark) = context.get::<CallMark>() else {
                 return;
             };
-            if *mark.call_id != *record.call_id {
+            if *mark.call_id != *ended.call_id {
                 return;
             }
             let span = context.span();
-            let decision = record.decision.as_str();
             span.set_attributes([
-                KeyValue::new(name::DECISION, decision.to_owned()),
-                KeyValue::new(name::OUTCOME, record.outcome.clone()),
+                KeyValue::new(name::DECISION, ended.decision),
+                KeyValue::new(name::OUTCOME, ended.outcome.clone()),
             ]);
-            if let Some(approver) = &record.approver {
-                span.set_attribute(KeyValue::new(name::APPROVER, approver.clone()));
+            if let Some(approver) = ended.approver {
+                span.set_attribute(KeyValue::new(name::APPROVER, approver.to_owned()));
             }
-            if decision == "dry_run" {
-                span.set_attribute(KeyValue::new(name::DRY_RUN, true));
+            match (ended.decision, ended.outcome.as_ref()) {
+                ("dry_run", _) => span.set_attribute(KeyValue::new(name::DRY_RUN, true)),
+                (_, "rate_limited") => span.set_attribute(KeyValue::new(name::RATE_LIMITED, true)),
+                _ => {}
             }
-            if record.outcome == "rate_limited" {
-                span.set_attribute(KeyValue::new(name::RATE_LIMITED, true));
-            }
-            let found = decision != "not_reached" || record.outcome != "unknown_tool";
-            if found {
-                lock(&mark.noted).tool = Some(record.tool.clone());
+            let mut noted = lock(&mark.noted);
+            if ended.found {
+                noted.tool = Some(ended.tool.to_owned());
             }
             // Only arguments the schema accepted: in others a secret may sit under a name
             // the tool does not know (and so not redact).
-            if self.0.capture.content && decision != "not_reached" {
-                // The record's arguments: `#[secret]` ones are redacted there already.
-                let secrets = &lock(&mark.noted).secrets;
-                let shown = self.0.capture.shown(&record.arguments, secrets);
+            if self.0.capture.content && ended.decision != "not_reached" {
+                // As recorded: `#[secret]` ones are redacted there already.
+                let arguments = ended.arguments.to_value();
+                let shown = self.0.capture.shown(&arguments, &noted.secrets);
                 span.set_attribute(KeyValue::new(name::TOOL_ARGUMENTS, shown));
             }
         });
+    }
+
+    fn reads_arguments(&self) -> bool {
+        self.0.capture.content
     }
 }
 

@@ -1,6 +1,9 @@
 //! The metrics toolgate records: GenAI operation durations and token usage, tool calls by
 //! tool and outcome, approvals waiting and how long they waited.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
 
@@ -60,18 +63,24 @@ impl Instruments {
     }
 
     /// One tool call ended: `tool` (its own name, or `_unknown`) with `outcome`.
-    pub(crate) fn tool_call(&self, tool: &str, outcome: &str, seconds: f64) {
+    pub(crate) fn tool_call(&self, tool: &str, outcome: Cow<'static, str>, seconds: f64) {
+        // Shared, not copied, by the two instruments' attributes.
+        let tool: Arc<str> = Arc::from(tool);
+        let failed = outcome != "ok";
         let attributes = [
             KeyValue::new(name::OPERATION_NAME, "execute_tool"),
-            KeyValue::new(name::TOOL_NAME, tool.to_owned()),
-            KeyValue::new(name::OUTCOME, outcome.to_owned()),
+            KeyValue::new(name::TOOL_NAME, Arc::clone(&tool)),
+            KeyValue::new(name::OUTCOME, outcome.clone()),
         ];
         self.tool_calls.add(1, &attributes);
-        let mut timed = attributes.to_vec();
-        timed.pop();
-        if outcome != "ok" {
-            timed.push(KeyValue::new(name::ERROR_TYPE, outcome.to_owned()));
+        let [operation, tool, outcome] = attributes;
+        match failed {
+            true => {
+                let error = KeyValue::new(name::ERROR_TYPE, outcome.value);
+                self.operation_duration
+                    .record(seconds, &[operation, tool, error]);
+            }
+            false => self.operation_duration.record(seconds, &[operation, tool]),
         }
-        self.operation_duration.record(seconds, &timed);
     }
 }

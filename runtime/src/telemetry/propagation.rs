@@ -2,6 +2,12 @@
 //! MCP's `params._meta`) and written into what goes out (imported MCP servers, model
 //! requests, HTTP tools), so that one trace crosses processes.
 
+// Each adapter (HTTP and MCP read, MCP and the models write) uses its own part of them.
+#![cfg_attr(
+    not(all(feature = "axum", feature = "mcp", feature = "models")),
+    allow(dead_code)
+)]
+
 use std::collections::HashMap;
 
 use opentelemetry::Context;

@@ -151,9 +151,11 @@ fn end(shared: &Shared, context: &Context, outcome: &ToolOutcome, took: Duration
         (Some(code), None) if code == ErrorCode::UnknownTool.wire().as_ref() => "_unknown",
         _ => outcome.tool.as_str(),
     };
-    shared
-        .instruments
-        .tool_call(tool, code.as_deref().unwrap_or("ok"), took.as_secs_f64());
+    shared.instruments.tool_call(
+        tool,
+        code.clone().unwrap_or(std::borrow::Cow::Borrowed("ok")),
+        took.as_secs_f64(),
+    );
     match outcome.error() {
         None => {
             if shared.capture.content {
