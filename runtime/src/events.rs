@@ -187,7 +187,8 @@ impl Default for EventBus {
 }
 
 impl EventBus {
-    /// The channel, with `watcher` seeing the approvals' events.
+    /// The channel, with `watcher` seeing the approvals' events (the telemetry's).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub(crate) fn watched_by(watcher: Watcher) -> Self {
         EventBus {
             watcher: Some(watcher),

@@ -7,7 +7,7 @@ mod agent;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, Metric, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use serde_json::json;
 use toolgate::agent::Agent;
@@ -59,15 +59,19 @@ fn has(attributes: &[KeyValue], key: &str, value: &str) -> bool {
         .any(|kv| kv.key.as_str() == key && kv.value.as_str() == value)
 }
 
-/// The sums of counter `name` (u64 or i64) with their attributes, from the last collection.
-fn sums(collected: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, i64)> {
-    let mut found = Vec::new();
-    for metric in collected
+/// The metrics named `name`.
+fn named<'a>(collected: &'a [ResourceMetrics], name: &'a str) -> impl Iterator<Item = &'a Metric> {
+    collected
         .iter()
         .flat_map(ResourceMetrics::scope_metrics)
         .flat_map(|scope| scope.metrics())
-        .filter(|metric| metric.name() == name)
-    {
+        .filter(move |metric| metric.name() == name)
+}
+
+/// The sums of counter `name` (u64 or i64) with their attributes, from the last collection.
+fn sums(collected: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, i64)> {
+    let mut found = Vec::new();
+    for metric in named(collected, name) {
         match metric.data() {
             AggregatedMetrics::U64(MetricData::Sum(sum)) => found.extend(
                 sum.data_points()
@@ -86,12 +90,7 @@ fn sums(collected: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, i64)> 
 /// The counts and sums of histogram `name` with their attributes.
 fn histograms(collected: &[ResourceMetrics], name: &str) -> Vec<(Vec<KeyValue>, u64, f64)> {
     let mut found = Vec::new();
-    for metric in collected
-        .iter()
-        .flat_map(ResourceMetrics::scope_metrics)
-        .flat_map(|scope| scope.metrics())
-        .filter(|metric| metric.name() == name)
-    {
+    for metric in named(collected, name) {
         match metric.data() {
             AggregatedMetrics::F64(MetricData::Histogram(histogram)) => {
                 found.extend(histogram.data_points().map(|point| {

@@ -23,6 +23,7 @@ async fn echo_server() -> String {
             "path": parts.uri.path(),
             "query": parts.uri.query(),
             "authorization": parts.headers.get("authorization").and_then(|v| v.to_str().ok()),
+            "traceparent": parts.headers.get("traceparent").and_then(|v| v.to_str().ok()),
             "body": serde_json::from_slice::<Value>(&body).ok(),
         })))
     }
@@ -118,6 +119,38 @@ async fn requests_are_built_from_the_arguments() {
     assert_eq!(created["method"], "POST");
     assert_eq!(created["path"], "/shelves/top/items");
     assert_eq!(created["body"], json!({"name": "lamp", "count": 2}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_telemetry_a_request_carries_the_calls_trace_context() {
+    let server = echo_server().await;
+    let untraced = project(&server, true);
+    let got = run(&untraced, &["call", "get_item", "--id", "1"], Some("t"))
+        .await
+        .expect(0)
+        .json();
+    assert_eq!(
+        got["traceparent"],
+        Value::Null,
+        "no telemetry, no trace context"
+    );
+    // A collector that is not there: the spans are made (and their export fails quietly).
+    let traced = project(&server, true);
+    let config = std::fs::read_to_string(traced.path().join("toolgate.toml")).unwrap();
+    traced.write(
+        "toolgate.toml",
+        &format!("{config}\n[telemetry]\nendpoint = \"http://127.0.0.1:9\"\n"),
+    );
+    let got = run(&traced, &["call", "get_item", "--id", "1"], Some("t"))
+        .await
+        .expect(0)
+        .json();
+    let traceparent = got["traceparent"].as_str().expect("a traceparent header");
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(
+        (parts.len(), parts[0], parts[1].len(), parts[2].len()),
+        (4, "00", 32, 16)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Project, Serving, python};
+use crate::support::{Project, Serving, python, python_script};
 
 const CONFIG: &str = r#"
 roles = ["public", "staff", "admin"]
@@ -42,19 +42,7 @@ fn project() -> Project {
 }
 
 fn list_tools(args: &[&str]) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/list_tools.py");
-    let output = Command::new(python())
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python runs");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    python_script("list_tools.py", args)
 }
 
 #[test]

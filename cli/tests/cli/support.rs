@@ -139,6 +139,25 @@ pub fn python() -> &'static Path {
     toolgate_test_support::python_with_mcp_sdk(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
+/// Runs the Python script `name` of tests/cli with the MCP SDK and reads the JSON it prints.
+pub fn python_script(name: &str, args: &[&str]) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli")
+        .join(name);
+    let output = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python runs");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
 /// A `toolgate serve ...` process; killed when dropped.
 pub struct Serving {
     child: std::process::Child,

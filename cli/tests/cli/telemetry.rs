@@ -5,13 +5,12 @@
 //! the gateway's call. Mistakes in `[telemetry]` name their line.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use toolgate_test_support::Phoenix;
 
-use crate::support::{Project, Serving, python};
+use crate::support::{Project, Serving, python_script};
 
 fn server_config(phoenix: &Phoenix, service: &str) -> String {
     format!(
@@ -24,18 +23,10 @@ const HELLO: &str = "---\nname: hello\ndescription: Says hello.\npermission: pub
 
 /// The Python SDK's call of `tool`, with `traceparent` in `_meta`.
 fn traced_call(url: &str, mode: &str, traceparent: &str, tool: &str) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/traced_call.py");
-    let output = Command::new(python())
-        .args([script, url, "ada-token", mode, traceparent, tool])
-        .output()
-        .expect("python runs");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    python_script(
+        "traced_call.py",
+        &[url, "ada-token", mode, traceparent, tool],
+    )
 }
 
 /// The spans of `trace` in Phoenix, once every name in `expected` is among them.

@@ -7,6 +7,8 @@ use super::CallArguments;
 
 /// What a call's record says as the call ends, shown to a [`RecordWatcher`] without a
 /// record being made.
+// Read only by the telemetry (feature `otel`), the one watcher there is.
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
 pub(crate) struct Ended<'a> {
     pub(crate) call_id: &'a str,
     /// The tool's own name, or the name as called when no tool the caller sees has it.

@@ -585,6 +585,7 @@ impl RegistryBuilder {
             suggestion_threshold: self.suggestion_threshold,
             governance: Governance {
                 runs_in_place: false,
+                keeps_records: false,
                 policy: self.policy,
                 approver: self.approver,
                 approver_rank,
@@ -607,6 +608,7 @@ impl RegistryBuilder {
         .map(|mut config: Config| {
             let waiting = config.governance.steps_that_wait();
             config.governance.runs_in_place = waiting.is_empty();
+            config.governance.keeps_records = config.governance.records_anywhere();
             if !waiting.is_empty() {
                 let steps = waiting.join(", ");
                 tracing::debug!(%steps, "no tool runs in place: these steps may wait before a tool runs");

@@ -81,6 +81,9 @@ pub(crate) struct Governance {
     /// the same step: only when no step between the read and the run may wait (asked of the
     /// steps once, at build: [`steps_that_wait`](Self::steps_that_wait)).
     pub(crate) runs_in_place: bool,
+    /// Whether records are kept anywhere (asked once, at build: [`audits`](Self::audits)
+    /// is asked several times on every call's path).
+    pub(crate) keeps_records: bool,
 }
 
 impl Governance {
@@ -96,7 +99,14 @@ impl Governance {
     }
 
     /// Whether records are kept anywhere (if not, none is built).
+    #[inline]
     pub(crate) fn audits(&self) -> bool {
+        self.keeps_records
+    }
+
+    /// Whether records are kept anywhere: by a sink, a store, or a watcher that reads the
+    /// arguments.
+    pub(crate) fn records_anywhere(&self) -> bool {
         let watched = self.record_watcher.as_ref();
         !self.sinks.is_empty()
             || self.audit.is_some()

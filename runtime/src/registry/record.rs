@@ -14,7 +14,9 @@ use futures::FutureExt;
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use crate::audit::{AuditMode, AuditRecord, AuditSink, CallArguments, Ended, Facts, Names, redact};
+use crate::audit::{
+    AuditMode, AuditRecord, AuditSink, CallArguments, Ended, Facts, Names, RecordWatcher, redact,
+};
 use crate::call::{ToolCall, ToolOutcome};
 use crate::caller::Caller;
 use crate::definition::is_valid_tool_name;
@@ -413,20 +415,12 @@ pub(crate) fn audit<'a>(
         (caller.id().to_owned(), trail.run_id.clone(), kind)
     });
     if let Some(watcher) = &governance.record_watcher {
-        let outcome = match result {
-            Ok(_) => Cow::Borrowed("ok"),
-            Err(error) => error.code.wire(),
-        };
-        let ended = Ended {
-            call_id,
-            tool,
-            found: trail.found,
-            decision: trail.decision,
-            approver: trail.approver.as_deref(),
-            outcome,
-            arguments: &trail.arguments,
-        };
-        contained("the telemetry", tool, || watcher.ended(&ended));
+        show_ended(
+            watcher.as_ref(),
+            (call_id, tool),
+            result.as_ref().err(),
+            trail,
+        );
     }
     let mut writing = None;
     if governance.audits() {
@@ -474,6 +468,27 @@ pub(crate) fn audit<'a>(
         }
     }
     Audited { duration, writing }
+}
+
+/// Shows a call's end to the record's watcher (application code aside, it is contained
+/// like it).
+#[cold]
+fn show_ended(
+    watcher: &dyn RecordWatcher,
+    (call_id, tool): (&str, &str),
+    error: Option<&ToolError>,
+    trail: &Trail<'_>,
+) {
+    let ended = Ended {
+        call_id,
+        tool,
+        found: trail.found,
+        decision: trail.decision,
+        approver: trail.approver.as_deref(),
+        outcome: error.map_or(Cow::Borrowed("ok"), |error| error.code.wire()),
+        arguments: &trail.arguments,
+    };
+    contained("the telemetry", tool, || watcher.ended(&ended));
 }
 
 /// Whether a sink wants a call's record (application code, contained: a sink that panics

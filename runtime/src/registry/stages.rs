@@ -254,11 +254,12 @@ impl Stages {
     /// What the wrappers keep with a call of `tool` that waits under a ticket, by wrapper
     /// name (a wrapper that panics keeps nothing).
     pub(crate) fn kept(&self, tool: &str) -> BTreeMap<String, String> {
-        let keep = |wrapper: &Box<dyn CallWrapper>| {
+        let keep = |wrapper: &dyn CallWrapper| {
             let text = contained("a call wrapper", tool, || wrapper.keep()).flatten()?;
             Some((wrapper.name().to_owned(), text))
         };
-        self.wrappers.iter().filter_map(keep).collect()
+        let wrappers = self.wrappers.iter().map(AsRef::as_ref);
+        wrappers.filter_map(keep).collect()
     }
 }
 

@@ -58,6 +58,7 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 
 pub use conventions::SEMCONV_VERSION;
 pub use otlp::{OtlpProtocol, OtlpSettings, TelemetryError};
+pub use propagation::trace_context_headers;
 
 use capture::Capture;
 use metrics::Instruments;
@@ -135,10 +136,10 @@ impl Telemetry {
 
     /// Sends what is batched now, without stopping (exporters this telemetry made).
     pub fn flush(&self) {
-        if let Some((tracer, meter)) = &self.shared.owned {
-            if let Err(error) = tracer.force_flush().and(meter.force_flush()) {
-                tracing::warn!(%error, "telemetry could not be sent");
-            }
+        if let Some((tracer, meter)) = &self.shared.owned
+            && let Err(error) = tracer.force_flush().and(meter.force_flush())
+        {
+            tracing::warn!(%error, "telemetry could not be sent");
         }
     }
 

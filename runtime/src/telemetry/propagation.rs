@@ -52,6 +52,30 @@ pub(crate) fn into_meta(meta: &mut Map<String, Value>) {
     });
 }
 
+/// The W3C trace context of the current span as header names and values (`traceparent`,
+/// and `tracestate` when there is one), for a request a tool sends, so that the server it
+/// calls continues the call's trace; empty outside a span. A tool runs inside its call's
+/// span, so this is the call's context.
+///
+/// ```
+/// for (name, value) in toolgate::telemetry::trace_context_headers() {
+///     // request = request.header(name, value);
+///     # let _ = (name, value);
+/// }
+/// ```
+pub fn trace_context_headers() -> Vec<(String, String)> {
+    Context::map_current(|context| {
+        if !context.span().span_context().is_valid() {
+            return Vec::new();
+        }
+        let mut fields = HashMap::new();
+        TraceContextPropagator::new().inject_context(context, &mut fields);
+        let mut headers: Vec<(String, String)> = fields.into_iter().collect();
+        headers.sort();
+        headers
+    })
+}
+
 /// The `traceparent` of `context`'s span, if it has a valid one.
 pub(crate) fn traceparent_of(context: &Context) -> Option<String> {
     if !context.span().span_context().is_valid() {

@@ -9,6 +9,7 @@ mod oidc;
 mod phoenix;
 mod postgres;
 mod python_mcp;
+mod setup;
 
 #[cfg(feature = "browser")]
 pub use browser::{Chromium, Page};

@@ -85,12 +85,7 @@ impl LlamaServer {
 
 fn setup(folder: &Path) -> PathBuf {
     let dir = folder.join("llm");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../llm/setup.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .arg(&dir)
-        .output()
-        .expect("bash runs");
+    let output = crate::setup::run("llm", &dir);
     assert!(
         output.status.success(),
         "setting up llama-server and the model failed (see tests/llm/setup.sh):\n{}\n{}",

@@ -79,8 +79,11 @@ impl Phoenix {
     pub fn log(&self) -> String {
         let text =
             std::fs::read_to_string(self.folder.path().join("phoenix.log")).unwrap_or_default();
-        let tail = text.len().saturating_sub(4000);
-        text[text.floor_char_boundary(tail)..].to_owned()
+        let mut tail = text.len().saturating_sub(4000);
+        while !text.is_char_boundary(tail) {
+            tail += 1;
+        }
+        text[tail..].to_owned()
     }
 }
 
@@ -94,16 +97,12 @@ impl Drop for Phoenix {
 /// The virtual environment with Phoenix, installed by tests/phoenix/setup.sh (which takes a
 /// lock: a test that starts while CI installs it waits).
 fn installed(folder: &Path) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../phoenix/setup.sh");
     let venv = folder.join("phoenix");
-    let status = Command::new("bash")
-        .arg(&script)
-        .arg(&venv)
-        .status()
-        .expect("bash runs tests/phoenix/setup.sh");
+    let output = crate::setup::run("phoenix", &venv);
     assert!(
-        status.success(),
-        "tests/phoenix/setup.sh failed (pip install arize-phoenix)"
+        output.status.success(),
+        "tests/phoenix/setup.sh failed (pip install arize-phoenix):\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
     venv
 }

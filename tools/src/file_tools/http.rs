@@ -153,6 +153,11 @@ impl Inner {
         let (url, body) = self.request_for(arguments)?;
         let client = pinned_client(&self.web, &url).await?;
         let mut request = client.request(self.method.clone(), url.clone());
+        // One trace across processes: the server sees the call's span.
+        #[cfg(feature = "otel")]
+        for (name, value) in toolgate::telemetry::trace_context_headers() {
+            request = request.header(name, value);
+        }
         for (name, value) in &self.headers {
             request = request.header(name, interpolate(value)?);
         }
