@@ -85,6 +85,7 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
         ..CallOptions::default()
     };
     let outcome = built.registry.call_with(&caller, call, options).await;
+    setup::send_telemetry(&built).await;
     if args.output == "json" {
         let body = toolgate::http::OutcomeBody::from(outcome.clone());
         output::json(&serde_json::to_value(&body).unwrap_or(Value::Null));

@@ -43,14 +43,18 @@ pub async fn run(config: &Path, args: ChatArgs) -> Result<ExitCode, Failure> {
     };
     let lowest = setup::lowest_role(&built);
     let caller = args.acting.caller(&built, &lowest)?;
-    if !args.message.is_empty() {
-        let run = agent
-            .run(&caller, args.message.join(" "))
-            .await
-            .map_err(|error| Failure::failed(error.to_string()))?;
-        return Ok(show(&run, 0));
-    }
-    converse(&agent, &caller).await
+    let shown = match args.message.is_empty() {
+        true => converse(&agent, &caller).await,
+        false => {
+            let run = agent
+                .run(&caller, args.message.join(" "))
+                .await
+                .map_err(|error| Failure::failed(error.to_string()))?;
+            Ok(show(&run, 0))
+        }
+    };
+    setup::send_telemetry(&built).await;
+    shown
 }
 
 /// One message a line until stdin ends.

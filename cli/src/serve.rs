@@ -95,10 +95,7 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
             listen(args.addr, app, "").await?;
         }
     }
-    if let Some(telemetry) = built.telemetry.clone() {
-        // Sends what is still batched; it blocks, so not on the runtime's own threads.
-        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
-    }
+    setup::send_telemetry(&built).await;
     Ok(ExitCode::SUCCESS)
 }
 

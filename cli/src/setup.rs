@@ -189,3 +189,26 @@ pub async fn status(path: &Path, args: StatusArgs) -> Result<ExitCode, Failure> 
         ExitCode::from(1)
     })
 }
+
+/// How long a command waits at its end for its spans and metrics to be sent.
+const TELEMETRY_SEND_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Sends what `[telemetry]` still holds (a command ends before the batch would be sent), for
+/// at most a few seconds: a collector that is down does not hold the command up.
+pub async fn send_telemetry(built: &Built) {
+    let Some(telemetry) = built.telemetry.clone() else {
+        return;
+    };
+    // The exporters block: not on the runtime's own threads.
+    let sending = tokio::task::spawn_blocking(move || telemetry.shutdown());
+    if tokio::time::timeout(TELEMETRY_SEND_LIMIT, sending)
+        .await
+        .is_err()
+    {
+        eprintln!(
+            "{} the telemetry collector did not take the spans within {} s; they are dropped",
+            output::warn("telemetry:"),
+            TELEMETRY_SEND_LIMIT.as_secs()
+        );
+    }
+}

@@ -461,7 +461,7 @@ impl RegistryBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
     pub fn telemetry(mut self, telemetry: crate::telemetry::Telemetry) -> Self {
         use crate::telemetry::{SecretsSeen, ToolSpans};
-        let shared = std::sync::Arc::clone(telemetry.shared());
+        let shared = Arc::clone(telemetry.shared());
         self.stages
             .add_outer_wrapper(Box::new(ToolSpans(Arc::clone(&shared))));
         if shared.capture.content {
