@@ -381,8 +381,13 @@ async fn a_429_is_retried_after_its_retry_after_and_then_succeeds() {
 
 #[tokio::test]
 async fn a_server_that_keeps_failing_ends_the_run_with_its_status_and_body_after_bounded_retries() {
-    let failing = Reply::status(500, r#"{"error": {"message": "the GPU caught fire"}}"#);
-    let server = ModelServer::start(vec![failing; 5]).await;
+    let failing = |n: usize| {
+        Reply::status(
+            500,
+            &format!(r#"{{"error": {{"message": "the GPU caught fire ({n})"}}}}"#),
+        )
+    };
+    let server = ModelServer::start((1..=5).map(failing).collect::<Vec<_>>()).await;
     let model = OpenAiChat::new(&server.base, "m").http(quick_retries());
     let run = agent(&Ran::default(), model)
         .run(&customer(), "hi")
@@ -399,6 +404,78 @@ async fn a_server_that_keeps_failing_ends_the_run_with_its_status_and_body_after
             .contains("the GPU caught fire")
     );
     assert_eq!(server.requests().len(), 3, "one try and two retries");
+}
+
+#[tokio::test]
+async fn the_same_refusal_twice_is_not_tried_a_third_time() {
+    // What llama-server answers a history it cannot take: the same 500, every time.
+    let refusal = Reply::status(
+        500,
+        r#"{"error": {"message": "Failed to parse tool call"}}"#,
+    );
+    let server = ModelServer::start(vec![refusal; 5]).await;
+    let model = OpenAiChat::new(&server.base, "m").http(HttpSettings {
+        max_retries: 4,
+        ..quick_retries()
+    });
+    let run = agent(&Ran::default(), model)
+        .run(&customer(), "hi")
+        .await
+        .unwrap();
+    assert_eq!(model_failure(&run).status, Some(500));
+    assert_eq!(server.requests().len(), 2, "a try, a retry, and no more");
+}
+
+/// A reply cut off mid-call: the call is answered as a tool error and the history the
+/// server reads back carries `{}` for its arguments, in both OpenAI formats.
+#[tokio::test]
+async fn a_call_cut_off_mid_arguments_is_an_error_and_the_history_stays_readable() {
+    let server = ModelServer::start([
+        chat_calls(&[("call_1", "lookup_pet", r#"{"name"#)]),
+        chat_text("Sorry."),
+    ])
+    .await;
+    let model = OpenAiChat::new(&server.base, "m");
+    let run = agent(&Ran::default(), model)
+        .run(&customer(), "Rex?")
+        .await
+        .unwrap();
+    assert_eq!(run.text(), Some("Sorry."));
+    let messages = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let tail = &messages[messages.len() - 2..];
+    assert_eq!(tail[0]["tool_calls"][0]["function"]["arguments"], "{}");
+    let answer = tail[1]["content"].as_str().unwrap();
+    assert!(answer.contains("invalid_arguments"), "{answer}");
+
+    let server = ModelServer::start([
+        Reply::json(json!({"status": "completed", "output": [
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup_pet", "arguments": "[1, 2"}
+        ]})),
+        Reply::json(json!({"status": "completed", "output": [
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sorry."}]}
+        ]})),
+    ])
+    .await;
+    let model = OpenAiResponses::new(&server.base, "m");
+    let run = agent(&Ran::default(), model)
+        .run(&customer(), "Rex?")
+        .await
+        .unwrap();
+    assert_eq!(run.text(), Some("Sorry."));
+    let input = server.requests()[1].body["input"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(input[1]["arguments"], "{}");
+    assert!(
+        input[2]["output"]
+            .as_str()
+            .unwrap()
+            .contains("invalid_arguments")
+    );
 }
 
 #[tokio::test]

@@ -49,9 +49,23 @@ impl ModelCall {
     }
 
     /// The arguments as a JSON value, for providers that send objects; `{}` when the text
-    /// does not parse (its error was already reported to the model).
+    /// is not a JSON object (its error was already reported to the model).
     pub fn arguments_value(&self) -> Value {
-        serde_json::from_str(&self.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
+        match serde_json::from_str(&self.arguments) {
+            Ok(Value::Object(object)) => Value::Object(object),
+            _ => Value::Object(Default::default()),
+        }
+    }
+
+    /// The arguments as JSON text, for providers that send text: as the model wrote them
+    /// when they are a JSON object, else `{}` (a reply cut off mid-call, `{"pattern`, is
+    /// refused by servers that read the history, and its error was already reported to the
+    /// model as the call's result).
+    pub fn arguments_text(&self) -> std::borrow::Cow<'_, str> {
+        match serde_json::from_str::<Value>(&self.arguments) {
+            Ok(Value::Object(_)) => std::borrow::Cow::Borrowed(&self.arguments),
+            _ => std::borrow::Cow::Borrowed("{}"),
+        }
     }
 }
 

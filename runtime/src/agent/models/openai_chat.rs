@@ -113,7 +113,7 @@ fn write_message(message: &Message, messages: &mut Vec<Value>) {
             if !calls.is_empty() {
                 let calls: Vec<Value> = calls
                     .iter()
-                    .map(|call| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}))
+                    .map(|call| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}))
                     .collect();
                 entry["tool_calls"] = Value::Array(calls);
             }

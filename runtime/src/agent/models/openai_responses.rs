@@ -92,7 +92,7 @@ fn write_message(message: &Message, input: &mut Vec<Value>) {
                 input.push(json!({"role": "assistant", "content": text}));
             }
             for call in calls {
-                input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
+                input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments_text()}));
             }
         }
         Message::ToolResults { results } => {

@@ -135,6 +135,9 @@ impl Transport {
         stream: bool,
     ) -> Result<Response, ModelError> {
         let mut attempt = 0;
+        // The status and body of the last refusal: the same answer twice to the same request
+        // will come again (a request the server cannot take), so it is not tried a third time.
+        let mut last_refusal = None;
         loop {
             #[allow(unused_mut)]
             let mut headers = headers.clone();
@@ -160,6 +163,15 @@ impl Transport {
                     retry_after: None,
                 },
             };
+            let refusal = failure
+                .error
+                .status
+                .map(|status| (status, failure.error.body.clone()));
+            if refusal.is_some() && refusal == last_refusal {
+                tracing::debug!(url, attempt, error = %failure.error, "the same refusal twice: not retried");
+                return Err(failure.error);
+            }
+            last_refusal = refusal;
             let wait = failure.retry_after(self, attempt);
             match wait {
                 Some(wait) if attempt < self.settings.max_retries => {
