@@ -14,7 +14,6 @@ use super::capture::scrubbed;
 use super::conventions as name;
 use super::propagation::{context_from_traceparent, traceparent_of};
 use crate::call::ToolOutcome;
-use crate::error::ErrorCode;
 use crate::stage::{CallWrapper, ResumedCall, WrappedCall};
 use crate::util::bounded::{MAX_QUOTED, clip};
 use crate::util::sync::lock;
@@ -146,11 +145,9 @@ fn end(shared: &Shared, context: &Context, outcome: &ToolOutcome, took: Duration
         shared.instruments.approvals_waiting.add(-1, &[]);
     }
     let code = outcome.error().map(|error| error.code.wire());
-    let tool = match (&code, &noted.tool) {
-        (_, Some(tool)) => tool.as_str(),
-        (Some(code), None) if code == ErrorCode::UnknownTool.wire().as_ref() => "_unknown",
-        _ => outcome.tool.as_str(),
-    };
+    // A name no tool the caller sees has is one label, whatever the caller wrote: metrics
+    // stay bounded, and a hidden tool stays unseen.
+    let tool = noted.tool.as_deref().unwrap_or("_unknown");
     shared.instruments.tool_call(
         tool,
         code.clone().unwrap_or(std::borrow::Cow::Borrowed("ok")),
