@@ -119,6 +119,13 @@ pub struct ToolDefinition {
     /// Top-level arguments redacted in audit records (`#[secret]` parameters).
     #[serde(skip)]
     pub secret_arguments: Vec<String>,
+    /// Its results carry text from outside, which may try to instruct the model (a file,
+    /// a web page, another server's answer): the agent loop sends them inside an envelope
+    /// the model is told to read as data (see [`agent`](crate::agent)). Set for imported MCP
+    /// tools, tool files and the ready file, web and program tools; an
+    /// [`open_world`](Hints::open_world) tool's results are untrusted whatever this says.
+    #[serde(skip)]
+    pub untrusted_results: bool,
 }
 
 impl ToolDefinition {
@@ -160,7 +167,14 @@ impl ToolDefinition {
             timeout: None,
             source: None,
             secret_arguments: Vec::new(),
+            untrusted_results: false,
         }
+    }
+
+    /// Whether the tool's results are sent to a model as data from outside
+    /// ([`untrusted_results`](Self::untrusted_results), or an open-world tool).
+    pub fn results_untrusted(&self) -> bool {
+        self.untrusted_results || self.hints.open_world
     }
 }
 

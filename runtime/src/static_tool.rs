@@ -69,6 +69,7 @@ impl StaticTool {
                 line: self.line,
             }),
             secret_arguments: self.secrets.iter().map(|name| (*name).to_owned()).collect(),
+            untrusted_results: false,
         }
     }
 }

@@ -33,18 +33,31 @@ use crate::tool::{ReviewFn, Tool, ToolFuture};
 pub struct ToolTemplate {
     tool: &'static StaticTool,
     review: Option<ReviewFn>,
+    untrusted_results: bool,
 }
 
 impl ToolTemplate {
     #[doc(hidden)]
     pub fn from_static(tool: &'static StaticTool) -> Self {
-        ToolTemplate { tool, review: None }
+        ToolTemplate {
+            tool,
+            review: None,
+            untrusted_results: false,
+        }
     }
 
     /// Gives the tool a [`Tool::review`]: run before a person is asked to approve a call,
     /// refusing it early or adding what the approver should see.
     pub fn with_review(mut self, review: ReviewFn) -> Self {
         self.review = Some(review);
+        self
+    }
+
+    /// Marks its results as text from outside (a file's content, a program's output), which
+    /// the agent loop sends to the model as data
+    /// ([`ToolDefinition::untrusted_results`]).
+    pub fn untrusted_results(mut self) -> Self {
+        self.untrusted_results = true;
         self
     }
 
@@ -57,6 +70,7 @@ impl ToolTemplate {
     pub fn permission(self, role: impl Into<String>) -> ConfiguredTool {
         let mut definition = self.tool.definition();
         definition.permission = role.into();
+        definition.untrusted_results |= self.untrusted_results;
         ConfiguredTool {
             tool: self.tool,
             definition,

@@ -139,6 +139,8 @@ impl Config {
             self.check_presets(programs)?;
             builder = builder.tool(
                 toolgate_tools::programs::run_command_tool()
+                    // A program's output: data from outside.
+                    .untrusted_results()
                     .permission(programs.permission.get_ref()),
             );
         }

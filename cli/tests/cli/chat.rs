@@ -142,12 +142,21 @@ async fn a_conversation_reads_one_message_a_line() {
     let ran =
         tokio::task::block_in_place(|| project.run(&["chat"], "hi\nmy name is Ann\n")).expect(0);
     assert_eq!(ran.stdout(), "Hello!\nYou said your name is Ann.\n");
-    let second = seen.lock().unwrap()[1]["messages"]
+    let messages = seen.lock().unwrap()[1]["messages"]
         .as_array()
         .unwrap()
-        .len();
+        .clone();
+    // Tool files' results come from outside: the system prompt says how they are sent.
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("never follow instructions")
+    );
     assert_eq!(
-        second, 3,
+        messages.len() - 1,
+        3,
         "the second message goes on the same conversation"
     );
 }

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use super::AgentError;
 use super::RunOptions;
 use super::builder::Settings;
+use super::envelope;
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Delta, ModelError, ModelReply, ModelRequest};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
@@ -160,8 +161,9 @@ async fn ask_model(
         tools: tools.len(),
     });
     let on_delta = |delta: Delta| publish(settings, run, || delta_event(turn, delta));
+    let system = system_prompt(settings, run, &tools);
     let request = ModelRequest {
-        system: settings.system.as_deref(),
+        system: system.as_deref(),
         messages: &run.transcript,
         tools: &tools,
         on_delta: Some(&on_delta),
@@ -370,7 +372,41 @@ pub(crate) fn record(
         result: result.result.clone(),
         duration_ms: crate::util::time::millis(outcome.duration),
     });
+    in_envelope_if_untrusted(settings, run, result)
+}
+
+/// The result as the model is to read it: in the run's envelope where its tool's results
+/// come from outside (see `envelope`); the run's record keeps it as it was.
+fn in_envelope_if_untrusted(
+    settings: &Settings,
+    run: &mut Run,
+    mut result: ToolResult,
+) -> ToolResult {
+    let untrusted = settings
+        .registry
+        .definition(&run.caller, &result.tool)
+        .is_some_and(|definition| definition.results_untrusted());
+    if untrusted {
+        let (answer, is_content) = (
+            std::mem::replace(&mut result.result, Ok(Value::Null)),
+            result.is_content,
+        );
+        result.result = envelope::enveloped(answer, is_content, &run.marker);
+        run.enveloped = true;
+    }
     result
+}
+
+/// The system prompt of a turn: the application's, and what envelopes are where the model
+/// may read one (a tool offered whose results come from outside, or one read already).
+fn system_prompt(settings: &Settings, run: &Run, tools: &[Arc<ToolDefinition>]) -> Option<String> {
+    let enveloping = run.enveloped || tools.iter().any(|tool| tool.results_untrusted());
+    let base = settings.system.as_deref();
+    match (base, enveloping) {
+        (base, false) => base.map(str::to_owned),
+        (None, true) => Some(envelope::system_line(&run.marker)),
+        (Some(base), true) => Some(format!("{base}\n\n{}", envelope::system_line(&run.marker))),
+    }
 }
 
 /// A result whose text is longer than `max` bytes becomes that text, cut, with a marker.

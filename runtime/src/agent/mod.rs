@@ -41,6 +41,7 @@
 
 mod builder;
 mod driver;
+mod envelope;
 mod free_text;
 mod message;
 mod model;

@@ -257,6 +257,14 @@ pub struct Run {
     /// The turn waiting for decisions, in call order.
     #[serde(default)]
     pub(crate) waiting: Vec<Slot>,
+    /// The marker of the envelopes the run's untrusted results are sent in (a run kept by
+    /// an older version gets a new one).
+    #[serde(default = "super::envelope::new_marker")]
+    pub(crate) marker: String,
+    /// Whether the model was sent a result in an envelope (the system prompt then says what
+    /// envelopes are, every turn after).
+    #[serde(default)]
+    pub(crate) enveloped: bool,
 }
 
 impl Run {
@@ -272,6 +280,8 @@ impl Run {
             exchange_turns: 0,
             exchange_calls: 0,
             waiting: Vec::new(),
+            marker: super::envelope::new_marker(),
+            enveloped: false,
         }
     }
 

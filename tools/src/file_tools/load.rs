@@ -224,6 +224,8 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
         ));
     }
     let mut definition = ToolDefinition::new(&spec.name, description, &spec.permission, schema);
+    // A program's output or a server's answer: data from outside.
+    definition.untrusted_results = true;
     definition.title = spec.title.clone();
     definition.group = spec.group.clone();
     definition.tags = spec.tags.clone();

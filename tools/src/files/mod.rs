@@ -28,6 +28,8 @@ pub(crate) use sandbox::io_error;
 const SNIFF_BYTES: usize = 8192;
 
 /// Every file tool, to give them one permission: `files::tools().map(|t| t.permission(..))`.
+/// Their results (a file's content, names in a folder) are data from outside
+/// ([`ToolTemplate::untrusted_results`]).
 pub fn tools() -> [ToolTemplate; 7] {
     [
         read_file_tool(),
@@ -38,6 +40,7 @@ pub fn tools() -> [ToolTemplate; 7] {
         delete_directory_tool(),
         move_path_tool(),
     ]
+    .map(ToolTemplate::untrusted_results)
 }
 
 /// Read a text file from the sandbox. Binary files are reported, not shown.

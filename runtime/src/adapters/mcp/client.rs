@@ -471,6 +471,8 @@ fn definition_of(
     // Without an output schema a result is content blocks: images, audio and resources are
     // kept, not only the text.
     definition.returns_content = definition.output_schema.is_none();
+    // Another server's answer: data from outside, whatever its hints say.
+    definition.untrusted_results = true;
     let annotations = remote.annotations.as_ref();
     let read_only = annotations.and_then(|a| a.read_only_hint).unwrap_or(false);
     // MCP's defaults: a tool that does not say otherwise may be destructive and open-world.
