@@ -15,11 +15,11 @@ use std::sync::Arc;
 use clap::Parser;
 use serde_json::{Map, Value};
 use toolgate::agent::models::OpenAiChat;
-use toolgate::agent::{Agent, FreeText, Model, RunId, RunOptions, RunStatus};
+use toolgate::agent::{Agent, Example, FreeText, Model, RunId, RunOptions, RunStatus};
 use toolgate::events::{Event, EventKind};
 use toolgate::search::SearchHit;
 use toolgate::{Caller, Registry, ToolCall};
-use toolgate_examples::clinic::{Clinic, ROLES, agent, registry_builder};
+use toolgate_examples::clinic::{Clinic, ROLES, agent_builder, registry_builder};
 use toolgate_examples::terminal::{ask_in_terminal, prompt};
 
 #[derive(Parser)]
@@ -53,6 +53,28 @@ struct Options {
     /// The clinic's database file.
     #[arg(long, default_value = "clinic.db")]
     database: PathBuf,
+    /// Example exchanges shown to the model before the conversation: a JSON file holding a
+    /// list of `{"user", "calls": [{"tool", "arguments", "result"}], "answer"}` (small
+    /// models learn from them how a tool is called).
+    #[arg(long)]
+    examples: Option<PathBuf>,
+}
+
+/// The examples of `--examples`, if given.
+fn examples(options: &Options) -> Result<Vec<Example>, Box<dyn std::error::Error + Send + Sync>> {
+    let Some(path) = &options.examples else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("--examples {}: {error}", path.display()))?;
+    serde_json::from_str(&text).map_err(|error| {
+        format!(
+            "--examples {} (line {}): {error}; write a list of {{\"user\", \"calls\": [{{\"tool\", \"arguments\", \"result\"}}], \"answer\"}}",
+            path.display(),
+            error.line()
+        )
+        .into()
+    })
 }
 
 #[tokio::main]
@@ -66,7 +88,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .approver("terminal", ask_in_terminal)
         .build()?;
     let caller = Caller::new("terminal-user", options.role.as_str());
-    let agent = agent(registry.clone(), model(&options));
+    let mut builder = agent_builder(registry.clone(), model(&options));
+    for example in examples(&options)? {
+        builder = builder.example(example);
+    }
+    let agent = builder.build();
     tokio::spawn(show_events(registry.events(), options.stream));
     println!(
         "chatting as {} with {} at {} (/tools, /tools suggest, /tools search WORDS, /tool NAME --param value, /quit)",

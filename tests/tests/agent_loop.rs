@@ -639,3 +639,64 @@ async fn free_text_mode_reads_calls_from_the_reply_and_feeds_results_back_as_tex
     };
     assert!(correction.contains("could not be read"), "{correction}");
 }
+
+#[tokio::test]
+async fn examples_come_before_every_conversation_and_only_with_tools_the_caller_is_offered() {
+    use toolgate::agent::Example;
+    let ran = Ran::default();
+    let model = Scripted::new([
+        calls(&[("c1", "lookup_pet", r#"{"name": "Rex"}"#)]),
+        text("Rex is a dog."),
+    ]);
+    let agent = Agent::builder(builder(&ran).build().unwrap(), model.clone())
+        .example(
+            Example::new("What is Tom?")
+                .call(
+                    "lookup_pet",
+                    json!({"name": "Tom"}),
+                    json!({"pet": "Tom", "species": "cat"}),
+                )
+                .answer("Tom is a cat."),
+        )
+        // The customer may not see this tool: the example is never shown to it.
+        .example(
+            Example::new("Wipe it all")
+                .call("delete_everything", json!({}), json!("deleted"))
+                .answer("Done."),
+        )
+        .example(Example::new("Hello").answer("Hello! How can I help?"))
+        .build();
+    let run = agent.run(&customer(), "What is Rex?").await.unwrap();
+    assert_eq!(run.text(), Some("Rex is a dog."));
+
+    let seen = model.seen();
+    for turn in &seen {
+        let shown = format!("{:?}", turn.messages);
+        assert!(!shown.contains("delete_everything") && !shown.contains("Wipe it all"));
+        match &turn.messages[..5] {
+            [
+                Message::User { text: first },
+                Message::Assistant { calls, .. },
+                Message::ToolResults { results },
+                Message::Assistant {
+                    text: Some(answer), ..
+                },
+                Message::User { text: second },
+            ] => {
+                assert_eq!(first, "What is Tom?");
+                assert_eq!(
+                    (calls[0].name.as_str(), calls[0].id.as_str()),
+                    ("lookup_pet", "example_1_0")
+                );
+                assert_eq!(results[0].call_id, "example_1_0");
+                assert_eq!(answer, "Tom is a cat.");
+                assert_eq!(second, "Hello");
+            }
+            other => panic!("the examples come first: {other:?}"),
+        }
+        assert!(matches!(&turn.messages[6], Message::User { text } if text == "What is Rex?"));
+    }
+    // Never part of the run.
+    assert!(matches!(&run.transcript()[0], Message::User { text } if text == "What is Rex?"));
+    assert_eq!(run.calls().len(), 1);
+}

@@ -127,6 +127,37 @@ pub struct ModelKey {
     /// Time limit of one model request.
     #[serde(default, deserialize_with = "optional_duration")]
     pub timeout: Option<Duration>,
+    /// Example exchanges shown to the model before every conversation (`[[model.examples]]`):
+    /// small models learn from them how a tool is called.
+    #[serde(default)]
+    pub examples: Vec<ExampleKey>,
+}
+
+/// `[[model.examples]]`: what the user wrote, the calls the assistant made with what they
+/// returned, and its answer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleKey {
+    /// What the user wrote.
+    pub user: String,
+    /// `[[model.examples.calls]]`: each call, in order.
+    #[serde(default)]
+    pub calls: Vec<ExampleCallKey>,
+    /// The assistant's answer.
+    pub answer: String,
+}
+
+/// One call of an example.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleCallKey {
+    /// The tool (a tool of this config).
+    pub tool: Spanned<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub arguments: BTreeMap<String, toml::Value>,
+    /// What it returned.
+    pub result: toml::Value,
 }
 
 fn openai_chat() -> Spanned<String> {

@@ -2,7 +2,7 @@
 
 use toolgate::Registry;
 use toolgate::agent::models::{Anthropic, Gemini, HttpSettings, OpenAiChat, OpenAiResponses};
-use toolgate::agent::{Agent, Model};
+use toolgate::agent::{Agent, Example, Model};
 
 use super::Config;
 use super::keys::ModelKey;
@@ -25,6 +25,7 @@ impl Config {
             })?),
             None => None,
         };
+        let examples = self.examples(&registry, key)?;
         let mut http = HttpSettings::default();
         if let Some(timeout) = key.timeout {
             http.timeout = timeout;
@@ -39,7 +40,7 @@ impl Config {
                     let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
                     client = client.param(name.as_str(), value);
                 }
-                agent(registry, client, key)
+                agent(registry, client, key, examples)
             }};
         }
         let agent = match key.api.get_ref().as_str() {
@@ -58,10 +59,42 @@ impl Config {
     }
 }
 
-fn agent(registry: Registry, model: impl Model, key: &ModelKey) -> Agent {
+fn agent(registry: Registry, model: impl Model, key: &ModelKey, examples: Vec<Example>) -> Agent {
     let mut builder = Agent::builder(registry, model).max_turns(key.max_turns.unwrap_or(8));
     if let Some(system) = &key.system {
         builder = builder.system(system);
     }
+    for example in examples {
+        builder = builder.example(example);
+    }
     builder.build()
+}
+
+impl Config {
+    /// `[[model.examples]]`, each call's tool checked against the config's tools.
+    fn examples(&self, registry: &Registry, key: &ModelKey) -> Result<Vec<Example>, Problem> {
+        let top = registry.roles().names().last().cloned().unwrap_or_default();
+        let everyone = toolgate::Caller::new("config", top.as_str());
+        let mut examples = Vec::new();
+        for written in &key.examples {
+            let mut example = Example::new(&written.user).answer(&written.answer);
+            for call in &written.calls {
+                let tool = call.tool.get_ref();
+                if registry.definition(&everyone, tool).is_none() {
+                    return Err(self.problem_at(
+                        call.tool.span(),
+                        format!("[[model.examples]] calls `{tool}`, which is no tool of this config; name one that `toolgate tools list` shows"),
+                    ));
+                }
+                example = example.call(tool, as_json(&call.arguments), as_json(&call.result));
+            }
+            examples.push(example);
+        }
+        Ok(examples)
+    }
+}
+
+/// A TOML value as JSON.
+fn as_json(value: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }

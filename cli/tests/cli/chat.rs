@@ -161,6 +161,60 @@ async fn a_conversation_reads_one_message_a_line() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn examples_from_the_config_come_before_the_conversation() {
+    let (url, seen) = scripted(vec![json!({"role": "assistant", "content": "Noted."})]).await;
+    let project = project(&url);
+    let config = std::fs::read_to_string(project.path().join("toolgate.toml")).unwrap();
+    project.write(
+        "toolgate.toml",
+        &format!(
+            "{config}\n[[model.examples]]\nuser = \"Remember milk\"\nanswer = \"Kept.\"\n[[model.examples.calls]]\ntool = \"note\"\narguments = {{text = \"milk\"}}\nresult = {{kept = true}}\n"
+        ),
+    );
+    let ran = tokio::task::block_in_place(|| project.run(&["chat", "remember", "eggs"], ""));
+    assert_eq!(ran.expect(0).stdout(), "Noted.\n");
+    let messages = seen.lock().unwrap()[0]["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(messages[1]["content"], "Remember milk");
+    let call = &messages[2]["tool_calls"][0]["function"];
+    assert_eq!(
+        (call["name"].as_str(), call["arguments"].as_str()),
+        (Some("note"), Some(r#"{"text":"milk"}"#))
+    );
+    assert_eq!(messages[3]["content"], r#"{"kept":true}"#);
+    assert_eq!(messages[5]["content"], "remember eggs");
+}
+
+#[test]
+fn an_example_naming_no_tool_is_refused_at_its_line() {
+    let project = project("http://127.0.0.1:9/v1");
+    let config = std::fs::read_to_string(project.path().join("toolgate.toml")).unwrap();
+    let line = config.lines().count() + 6;
+    project.write(
+        "toolgate.toml",
+        &format!(
+            "{config}\n[[model.examples]]\nuser = \"x\"\nanswer = \"y\"\n[[model.examples.calls]]\ntool = \"notes\"\nresult = 1\n"
+        ),
+    );
+    let said = project.run(&["chat", "hi"], "").expect(2).stderr();
+    assert!(said.contains(&format!("toolgate.toml:{line}")), "{said}");
+    assert!(
+        said.contains("`notes`") && said.contains("toolgate tools list"),
+        "{said}"
+    );
+}
+
 #[test]
 fn a_real_model_answers() {
     let server = LlamaServer::start(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));

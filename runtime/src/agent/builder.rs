@@ -55,6 +55,8 @@ pub(crate) struct Settings {
     pub(crate) selector: Option<Box<dyn ToolSelector>>,
     pub(crate) store: Arc<dyn RunStore>,
     pub(crate) stages: Vec<Box<dyn ModelStage>>,
+    /// Example exchanges shown before every conversation.
+    pub(crate) examples: Vec<super::Example>,
 }
 
 /// Configures an [`Agent`]; from [`Agent::builder`].
@@ -80,6 +82,7 @@ impl AgentBuilder {
                 selector: None,
                 store: Arc::new(MemoryRunStore::default()),
                 stages: Vec::new(),
+                examples: Vec::new(),
             },
         }
     }
@@ -147,6 +150,14 @@ impl AgentBuilder {
     /// [`ModelStage`]).
     pub fn model_stage(mut self, stage: impl ModelStage) -> Self {
         self.settings.stages.push(Box::new(stage));
+        self
+    }
+
+    /// Shows the model this example exchange before every conversation (after the system
+    /// prompt), when the caller is offered every tool it calls; see [`Example`](super::Example).
+    /// Small models that never call a tool unprompted learn from examples.
+    pub fn example(mut self, example: super::Example) -> Self {
+        self.settings.examples.push(example);
         self
     }
 

@@ -162,9 +162,10 @@ async fn ask_model(
     });
     let on_delta = |delta: Delta| publish(settings, run, || delta_event(turn, delta));
     let system = system_prompt(settings, run, &tools);
+    let messages = with_examples(settings, &run.transcript, &tools);
     let request = ModelRequest {
         system: system.as_deref(),
-        messages: &run.transcript,
+        messages: &messages,
         tools: &tools,
         on_delta: Some(&on_delta),
     };
@@ -395,6 +396,30 @@ fn in_envelope_if_untrusted(
         run.enveloped = true;
     }
     result
+}
+
+/// The conversation as the model is shown it: the agent's examples whose tools are all
+/// offered this turn (an example must not tell of a tool the caller may not see), then the
+/// run's transcript.
+fn with_examples<'t>(
+    settings: &Settings,
+    transcript: &'t [Message],
+    tools: &[Arc<ToolDefinition>],
+) -> std::borrow::Cow<'t, [Message]> {
+    let offered = |name: &str| tools.iter().any(|tool| tool.name == name);
+    let shown: Vec<Message> = (settings.examples.iter().enumerate())
+        .filter(|(_, example)| example.tools().all(offered))
+        .flat_map(|(number, example)| example.messages(number + 1))
+        .collect();
+    if shown.is_empty() {
+        return std::borrow::Cow::Borrowed(transcript);
+    }
+    std::borrow::Cow::Owned(
+        shown
+            .into_iter()
+            .chain(transcript.iter().cloned())
+            .collect(),
+    )
 }
 
 /// The system prompt of a turn: the application's, and what envelopes are where the model

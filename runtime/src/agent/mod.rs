@@ -42,6 +42,7 @@
 mod builder;
 mod driver;
 mod envelope;
+mod example;
 mod free_text;
 mod message;
 mod model;
@@ -59,6 +60,7 @@ use std::sync::Arc;
 
 pub use crate::usage::Usage;
 pub use builder::{AgentBuilder, ToolSelector};
+pub use example::{Example, ExampleCall};
 pub use free_text::FreeText;
 pub use message::{Message, ModelCall, ToolResult};
 pub use model::{Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest};
