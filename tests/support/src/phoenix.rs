@@ -107,7 +107,27 @@ fn installed(folder: &Path) -> PathBuf {
     venv
 }
 
+/// A free port below the range the system hands out for port 0. Phoenix's gRPC server
+/// binds with `SO_REUSEPORT`: on a port taken from that range and freed again, it could
+/// share the port with a server of another test that was given it meanwhile, and take its
+/// connections.
 fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (low, high) = (10_000u16, ephemeral.max(10_001));
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|time| time.subsec_nanos())
+        .unwrap_or_default()
+        ^ std::process::id();
+    for attempt in 0..1000u32 {
+        let spread = seed.wrapping_add(attempt.wrapping_mul(2_654_435_761)) % u32::from(high - low);
+        let port = low + spread as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port below {high}");
 }
