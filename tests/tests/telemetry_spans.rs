@@ -466,3 +466,51 @@ async fn without_telemetry_nothing_is_made() {
         .await;
     assert!(recorded.spans().is_empty());
 }
+
+#[tokio::test]
+async fn a_dry_run_and_a_rate_limited_call_say_so_on_their_spans() {
+    use toolgate::rate_limits::RateLimit;
+    let recorded = Recorded::new();
+    let registry = builder()
+        .telemetry(recorded.telemetry(false))
+        .rate_limit_per_caller(RateLimit::new(2, Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let options = CallOptions {
+        dry_run: true,
+        ..CallOptions::default()
+    };
+    let call = |id: &str| ToolCall::new(id, "get_weather", json!({"city": "Oslo"}));
+    registry.call_with(&public(), call("dry"), options).await;
+    registry.call(&public(), call("1")).await;
+    registry.call(&public(), call("2")).await;
+    let limited = registry.call(&public(), call("3")).await;
+    assert_eq!(limited.error().unwrap().code, ErrorCode::RateLimited);
+
+    let spans = recorded.spans();
+    let by_id = |id: &str| {
+        spans
+            .iter()
+            .find(|span| attribute(span, "gen_ai.tool.call.id").as_deref() == Some(id))
+            .unwrap_or_else(|| panic!("no span of call {id}"))
+    };
+    assert_eq!(
+        attribute(by_id("dry"), "toolgate.dry_run").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        attribute(by_id("dry"), "toolgate.decision").as_deref(),
+        Some("dry_run")
+    );
+    assert_eq!(attribute(by_id("1"), "toolgate.rate_limited"), None);
+    let limited = by_id("3");
+    assert_eq!(
+        attribute(limited, "toolgate.rate_limited").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        attribute(limited, "error.type").as_deref(),
+        Some("rate_limited")
+    );
+    assert!(is_error(limited));
+}

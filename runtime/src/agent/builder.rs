@@ -55,8 +55,9 @@ pub(crate) struct Settings {
     pub(crate) selector: Option<Box<dyn ToolSelector>>,
     pub(crate) store: Arc<dyn RunStore>,
     pub(crate) stages: Vec<Box<dyn ModelStage>>,
-    /// Example exchanges shown before every conversation.
-    pub(crate) examples: Vec<super::Example>,
+    /// Example exchanges shown before every conversation, as the model reads them (made
+    /// once, here): the tools each calls, and its messages.
+    pub(crate) examples: Vec<(Vec<String>, Vec<super::Message>)>,
 }
 
 /// Configures an [`Agent`]; from [`Agent::builder`].
@@ -157,7 +158,11 @@ impl AgentBuilder {
     /// prompt), when the caller is offered every tool it calls; see [`Example`](super::Example).
     /// Small models that never call a tool unprompted learn from examples.
     pub fn example(mut self, example: super::Example) -> Self {
-        self.settings.examples.push(example);
+        let number = self.settings.examples.len() + 1;
+        let tools = example.tools().map(str::to_owned).collect();
+        self.settings
+            .examples
+            .push((tools, example.messages(number)));
         self
     }
 

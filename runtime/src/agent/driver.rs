@@ -406,10 +406,10 @@ fn with_examples<'t>(
     transcript: &'t [Message],
     tools: &[Arc<ToolDefinition>],
 ) -> std::borrow::Cow<'t, [Message]> {
-    let offered = |name: &str| tools.iter().any(|tool| tool.name == name);
-    let shown: Vec<Message> = (settings.examples.iter().enumerate())
-        .filter(|(_, example)| example.tools().all(offered))
-        .flat_map(|(number, example)| example.messages(number + 1))
+    let offered = |name: &String| tools.iter().any(|tool| &tool.name == name);
+    let shown: Vec<Message> = (settings.examples.iter())
+        .filter(|(calls, _)| calls.iter().all(offered))
+        .flat_map(|(_, messages)| messages.iter().cloned())
         .collect();
     if shown.is_empty() {
         return std::borrow::Cow::Borrowed(transcript);

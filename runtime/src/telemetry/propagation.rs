@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use opentelemetry::Context;
-use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::{Map, Value};
@@ -27,11 +27,13 @@ pub(crate) fn from_headers(headers: &http::HeaderMap) -> Context {
 
 /// Writes the current trace context into `headers` (nothing when no span is current).
 pub(crate) fn into_headers(headers: &mut http::HeaderMap) {
-    Context::map_current(|context| {
-        if context.span().span_context().is_valid() {
-            TraceContextPropagator::new().inject_context(context, &mut HeadersMut(headers));
+    for (name, value) in Context::map_current(fields_of) {
+        let name = http::HeaderName::from_bytes(name.as_bytes());
+        let value = http::HeaderValue::from_str(&value);
+        if let (Ok(name), Ok(value)) = (name, value) {
+            headers.insert(name, value);
         }
-    });
+    }
 }
 
 /// The trace context an MCP request's `_meta` carries.
@@ -41,15 +43,9 @@ pub(crate) fn from_meta(meta: &Map<String, Value>) -> Context {
 
 /// Writes the current trace context into an MCP request's `_meta`.
 pub(crate) fn into_meta(meta: &mut Map<String, Value>) {
-    Context::map_current(|context| {
-        if context.span().span_context().is_valid() {
-            let mut fields = HashMap::new();
-            TraceContextPropagator::new().inject_context(context, &mut fields);
-            for (key, value) in fields {
-                meta.insert(key, Value::String(value));
-            }
-        }
-    });
+    for (key, value) in Context::map_current(fields_of) {
+        meta.insert(key, Value::String(value));
+    }
 }
 
 /// The W3C trace context of the current span as header names and values (`traceparent`,
@@ -64,26 +60,24 @@ pub(crate) fn into_meta(meta: &mut Map<String, Value>) {
 /// }
 /// ```
 pub fn trace_context_headers() -> Vec<(String, String)> {
-    Context::map_current(|context| {
-        if !context.span().span_context().is_valid() {
-            return Vec::new();
-        }
-        let mut fields = HashMap::new();
-        TraceContextPropagator::new().inject_context(context, &mut fields);
-        let mut headers: Vec<(String, String)> = fields.into_iter().collect();
-        headers.sort();
-        headers
-    })
+    let mut headers: Vec<(String, String)> = Context::map_current(fields_of).into_iter().collect();
+    headers.sort();
+    headers
 }
 
 /// The `traceparent` of `context`'s span, if it has a valid one.
 pub(crate) fn traceparent_of(context: &Context) -> Option<String> {
-    if !context.span().span_context().is_valid() {
-        return None;
-    }
+    fields_of(context).remove("traceparent")
+}
+
+/// The W3C fields of `context`'s span (none when it has no valid span): what every writer
+/// of trace context writes.
+fn fields_of(context: &Context) -> HashMap<String, String> {
     let mut fields = HashMap::new();
-    TraceContextPropagator::new().inject_context(context, &mut fields);
-    fields.remove("traceparent")
+    if context.span().span_context().is_valid() {
+        TraceContextPropagator::new().inject_context(context, &mut fields);
+    }
+    fields
 }
 
 /// The span a `traceparent` names, if it is well formed.
@@ -103,18 +97,6 @@ impl Extractor for Headers<'_> {
 
     fn keys(&self) -> Vec<&str> {
         FIELDS.to_vec()
-    }
-}
-
-struct HeadersMut<'a>(&'a mut http::HeaderMap);
-
-impl Injector for HeadersMut<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        let name = http::HeaderName::from_bytes(key.as_bytes());
-        let value = http::HeaderValue::from_str(&value);
-        if let (Ok(name), Ok(value)) = (name, value) {
-            self.0.insert(name, value);
-        }
     }
 }
 
