@@ -46,6 +46,9 @@ pub enum ErrorCode {
     RateLimited,
     /// The batch has more calls than the registry accepts at once.
     BatchTooLarge,
+    /// A [budget](crate::budget) of the caller or the run is spent; the call did not run.
+    /// `details` is a [`BudgetExhausted`](crate::budget::BudgetExhausted).
+    BudgetExhausted,
     /// A store the call depends on (approvals, rate limits, audit) could not be reached; the
     /// call did not run. Worth retrying later.
     StoreUnavailable,
@@ -105,6 +108,7 @@ known_codes! {
     InputRequired => "input_required",
     RateLimited => "rate_limited",
     BatchTooLarge => "batch_too_large",
+    BudgetExhausted => "budget_exhausted",
     StoreUnavailable => "store_unavailable",
     RuntimeUnavailable => "runtime_unavailable",
 }

@@ -155,6 +155,16 @@ pub enum EventKind {
         /// Tokens read and written, as the provider reported them.
         usage: crate::usage::Usage,
     },
+    /// A [budget](crate::budget) of the caller or run is spent: a tool call or a model
+    /// request was refused for it.
+    BudgetExhausted {
+        /// The budget's name.
+        budget: String,
+        /// What was used of it.
+        used: f64,
+        /// Its ceiling.
+        limit: f64,
+    },
     /// An agent run stopped: finished, waiting for approval, or at a limit.
     RunFinished {
         /// The run's status (see [`RunStatus`](crate::agent::RunStatus)).

@@ -61,7 +61,8 @@
 //!   the same name; in a module that imports both, write `#[ctx] db: toolgate::State<Db>`.
 //! - **limits**: [`ArgumentLimits`] bound the size and depth of arguments, [`ResultLimits`]
 //!   the blocks and bytes of a content result;
-//!   [`rate_limits`] bound how often calls are made.
+//!   [`rate_limits`] bound how often calls are made, [`budget`]s how many tokens, how much
+//!   money and how many calls a run or a caller per period may spend.
 //! - [`BuildError`] is also what [`Registry::register`] returns: a tool added at run time is
 //!   checked exactly like one at build time.
 //!
@@ -87,6 +88,7 @@ pub mod agent;
 pub mod approval;
 mod arguments;
 pub mod audit;
+pub mod budget;
 mod call;
 mod caller;
 #[cfg(feature = "cedar")]

@@ -188,3 +188,19 @@ async fn a_version_one_database_is_migrated() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_budget_across_instances() {
+    scenario(async |url| {
+        store_suite::one_call_budget_across_instances(opener(&url)).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_token_budget_across_instances() {
+    scenario(async |url| {
+        store_suite::one_token_budget_across_instances(opener(&url)).await;
+    })
+    .await;
+}

@@ -155,3 +155,15 @@ async fn a_version_one_database_is_migrated() {
     let (_folder, path) = file();
     store_suite::a_version_one_database_is_migrated(opener(&path), tamperer(&path)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_budget_across_instances() {
+    let (_folder, path) = file();
+    store_suite::one_call_budget_across_instances(opener(&path)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_token_budget_across_instances() {
+    let (_folder, path) = file();
+    store_suite::one_token_budget_across_instances(opener(&path)).await;
+}

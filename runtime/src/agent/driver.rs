@@ -15,6 +15,7 @@ use super::envelope;
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Delta, ModelError, ModelReply, ModelRequest};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
+use super::spend;
 use super::stage::{self, ModelTurn};
 use crate::audit::redact;
 use crate::call::{ToolCall, ToolOutcome};
@@ -156,12 +157,13 @@ async fn ask_model(
         usage: run.usage,
     };
     stage::before_request(&settings.stages, &seen)?;
+    let system = system_prompt(settings, run, &tools);
+    let reservation = spend::reserve(settings, run, system.as_deref()).await?;
     publish(settings, run, || EventKind::ModelRequest {
         turn,
         tools: tools.len(),
     });
     let on_delta = |delta: Delta| publish(settings, run, || delta_event(turn, delta));
-    let system = system_prompt(settings, run, &tools);
     let messages = with_examples(settings, &run.transcript, &tools);
     let request = ModelRequest {
         system: system.as_deref(),
@@ -174,6 +176,7 @@ async fn ask_model(
         _ = cancel.cancelled() => return Err(RunStatus::Cancelled),
         _ = sleep_until(deadline) => return Err(time_budget(settings)),
     };
+    spend::settle(settings, reservation, &reply).await;
     let mut reply = reply.map_err(|error| model_failed(run, error))?;
     stage::after_response(&settings.stages, &seen, &mut reply)?;
     publish(settings, run, || EventKind::ModelResponse {
@@ -264,14 +267,18 @@ async fn run_calls(
         run.waiting = slots;
         return Some(RunStatus::NeedsApproval { pending });
     }
-    let results = slots
+    let results: Vec<_> = slots
         .into_iter()
         .filter_map(|slot| match slot {
             Slot::Done(result) => Some(result),
             Slot::Waiting(_) => None,
         })
         .collect();
+    let spent = spend::spent_by_calls(&results);
     run.transcript.push(Message::ToolResults { results });
+    if spent.is_some() {
+        return spent;
+    }
     if out_of_time {
         return Some(time_budget(settings));
     }

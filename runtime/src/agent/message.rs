@@ -31,6 +31,29 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// About how many bytes of text the message sends (for estimates, not exact).
+    pub(crate) fn text_bytes(&self) -> usize {
+        match self {
+            Message::User { text } => text.len(),
+            Message::Assistant { text, calls } => {
+                let calls: usize = calls
+                    .iter()
+                    .map(|call| call.name.len() + call.arguments.len())
+                    .sum();
+                text.as_ref().map_or(0, String::len) + calls
+            }
+            Message::ToolResults { results } => results
+                .iter()
+                .map(|result| match &result.result {
+                    Ok(value) => serde_json::to_vec(value).map_or(0, |text| text.len()),
+                    Err(error) => error.message.len(),
+                })
+                .sum(),
+        }
+    }
+}
+
 /// A tool call as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCall {

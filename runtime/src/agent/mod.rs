@@ -51,6 +51,7 @@ mod model;
 pub mod models;
 mod resume;
 mod run;
+mod spend;
 mod stage;
 mod store;
 #[cfg(feature = "otel")]

@@ -104,6 +104,16 @@ pub enum RunStatus {
         /// Why.
         error: ModelError,
     },
+    /// A [budget](crate::budget) of the caller or the run is spent: the model was not
+    /// asked again, or a tool call was not run.
+    BudgetExhausted {
+        /// The budget's name.
+        budget: String,
+        /// What was used of it (money in the prices' currency).
+        used: f64,
+        /// Its ceiling.
+        limit: f64,
+    },
     /// A [model stage](super::ModelStage) stopped the run.
     Stopped {
         /// The stage's name.
@@ -125,6 +135,7 @@ impl RunStatus {
             RunStatus::TimeBudget { .. } => "time_budget",
             RunStatus::Cancelled => "cancelled",
             RunStatus::ModelFailed { .. } => "model_failed",
+            RunStatus::BudgetExhausted { .. } => "budget_exhausted",
             RunStatus::Stopped { .. } => "stopped",
         }
     }

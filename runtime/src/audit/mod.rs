@@ -71,7 +71,9 @@ pub struct AuditRecord {
     /// What was decided: `allow`, `require_approval`, `approved`, `approved_always`,
     /// `approved_edited`, `approval_denied`, `pending_approval`, `review_refused` (the tool
     /// refused the call before anyone was asked), `deny`, `dry_run`, or
-    /// `not_reached` when the call failed before a decision (unknown tool, bad arguments).
+    /// `not_reached` when the call failed before a decision (unknown tool, bad arguments);
+    /// `budget_exhausted` for an agent run's model request refused by a
+    /// [budget](crate::budget) (tool `(model request)`).
     pub decision: String,
     /// Who approved or denied, when a person did.
     pub approver: Option<String>,

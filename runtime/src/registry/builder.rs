@@ -66,6 +66,7 @@ pub struct RegistryBuilder {
     approval_key: Option<Vec<u8>>,
     ticket_lifetime: Duration,
     rate_limits: RateLimits,
+    budgets: crate::budget::Budgets,
     max_batch: Option<usize>,
     sinks: Vec<Arc<dyn AuditSink>>,
     history_capacity: usize,
@@ -110,6 +111,7 @@ impl Default for RegistryBuilder {
             approval_key: None,
             ticket_lifetime: Duration::from_secs(15 * 60),
             rate_limits: RateLimits::default(),
+            budgets: crate::budget::Budgets::default(),
             max_batch: None,
             sinks: Vec::new(),
             history_capacity: 1000,
@@ -307,12 +309,13 @@ impl RegistryBuilder {
     pub(crate) fn shared_stores(
         mut self,
         (pending, grants): (Arc<dyn PendingStore>, Arc<dyn GrantStore>),
-        rate_limits: Arc<dyn RateLimitStore>,
+        (rate_limits, budgets): (Arc<dyn RateLimitStore>, Arc<dyn crate::budget::BudgetStore>),
         audit: Arc<dyn AuditStore>,
     ) -> Self {
         self.pending = pending;
         self.grants = grants;
         self.rate_limits.store = rate_limits;
+        self.budgets.store = budgets;
         self.audit_store = Some(audit);
         self
     }
@@ -339,6 +342,27 @@ impl RegistryBuilder {
     /// Limits how often one tool may be called (by all callers together).
     pub fn rate_limit_tool(mut self, tool: impl Into<String>, limit: RateLimit) -> Self {
         self.rate_limits.set_per_tool(tool.into(), limit);
+        self
+    }
+
+    /// Adds a budget: a ceiling on tokens, money or tool calls per agent run or per caller
+    /// per period (see [`budget`](crate::budget)). Tool-call budgets count every call that
+    /// runs, from any front; the others count the agent loop's model requests.
+    pub fn budget(mut self, budget: crate::budget::Budget) -> Self {
+        self.budgets.add(budget);
+        self
+    }
+
+    /// The models' prices, for [cost budgets](crate::budget::Budget::cost).
+    pub fn prices(mut self, prices: crate::budget::Prices) -> Self {
+        self.budgets.prices = prices;
+        self
+    }
+
+    /// Where budgets' counts are kept (default: in memory, per process). A database store
+    /// makes one count hold across every instance that shares it.
+    pub fn budget_store(mut self, store: impl crate::budget::BudgetStore) -> Self {
+        self.budgets.store = Arc::new(store);
         self
     }
 
@@ -592,6 +616,7 @@ impl RegistryBuilder {
                 pending: self.pending,
                 signer: TicketSigner::new(self.approval_key, self.ticket_lifetime),
                 limits: self.rate_limits,
+                budgets: self.budgets,
                 max_batch: self.max_batch,
                 sinks: self.sinks,
                 audit,

@@ -58,6 +58,8 @@ pub(crate) struct Governance {
     pub(crate) pending: Arc<dyn PendingStore>,
     pub(crate) signer: TicketSigner,
     pub(crate) limits: RateLimits,
+    /// Budgets: the tool-call budgets are a step of the path, the others the agent's.
+    pub(crate) budgets: crate::budget::Budgets,
     pub(crate) max_batch: Option<usize>,
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     /// Where records are kept to be read back; `None` keeps none.
@@ -92,6 +94,7 @@ impl Governance {
     pub(crate) fn steps_that_wait(&self) -> Box<[&'static str]> {
         let steps = [
             ("rate limits", !self.limits.is_empty()),
+            ("budgets", self.budgets.counts_calls()),
             ("the record before the run", self.records_before_run()),
         ];
         let waiting = steps.into_iter().filter(|(_, waits)| *waits);

@@ -569,3 +569,43 @@ pub(crate) fn settled_name(name: SmolStr, trail: &Trail<'_>) -> SmolStr {
 pub(crate) fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> ToolError {
     contained_panic(tool, payload, "the call")
 }
+
+/// What a record of a model request stands under for its tool: no tool can have this name.
+pub(crate) const MODEL_REQUEST: &str = "(model request)";
+
+impl crate::Registry {
+    /// Records an agent run stopped before a model request because `spent` is spent: one
+    /// record, tool `(model request)`, decision and outcome `budget_exhausted`, the budget
+    /// in its arguments.
+    pub(crate) async fn record_budget_stop(
+        &self,
+        (caller, call_id): (&Caller, &str),
+        model: &str,
+        spent: &crate::budget::BudgetExhausted,
+    ) {
+        let governance = self.governance();
+        if !governance.audits() {
+            return;
+        }
+        let arguments = serde_json::json!({
+            "model": model,
+            "budget": spent.budget,
+            "used": spent.used,
+            "limit": spent.limit,
+        });
+        let record = AuditRecord {
+            time_ms: crate::util::time::now_millis(),
+            caller: caller.recorded_id().to_string(),
+            issuer: caller.issuer().map(str::to_owned),
+            role: caller.role().to_owned(),
+            tool: MODEL_REQUEST.to_owned(),
+            call_id: call_id.to_owned(),
+            arguments,
+            decision: "budget_exhausted".to_owned(),
+            approver: None,
+            outcome: "budget_exhausted".to_owned(),
+            duration_ms: 0.0,
+        };
+        write(governance, record).await;
+    }
+}

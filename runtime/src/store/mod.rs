@@ -45,6 +45,7 @@ pub use crate::store_error::{StoreError, StoreFuture};
 pub use crate::agent::{MemoryRunStore, RunStore};
 pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
 pub use crate::audit::{AuditStore, MemoryAuditStore};
+pub use crate::budget::{BudgetStore, MemoryBudgetStore};
 pub use crate::rate_limits::{MemoryRateLimitStore, RateLimitStore};
 pub use sessions::{MemorySessionStore, SessionStore};
 
@@ -60,6 +61,8 @@ pub struct Stores {
     pub grants: Arc<dyn GrantStore>,
     /// Rate-limit budgets.
     pub rate_limits: Arc<dyn RateLimitStore>,
+    /// The counts of [budgets](crate::budget).
+    pub budgets: Arc<dyn BudgetStore>,
     /// Audit records, for history and verification.
     pub audit: Arc<dyn AuditStore>,
     /// People's sign-in sessions (the console's sign-in through an identity provider).
@@ -78,8 +81,8 @@ impl crate::RegistryBuilder {
     /// [`AgentBuilder::run_store`](crate::agent::AgentBuilder::run_store).
     pub fn stores(self, stores: &Stores) -> Self {
         let approvals = (Arc::clone(&stores.pending), Arc::clone(&stores.grants));
-        let rate_limits = Arc::clone(&stores.rate_limits);
-        self.shared_stores(approvals, rate_limits, Arc::clone(&stores.audit))
+        let counts = (Arc::clone(&stores.rate_limits), Arc::clone(&stores.budgets));
+        self.shared_stores(approvals, counts, Arc::clone(&stores.audit))
     }
 }
 
@@ -92,6 +95,7 @@ impl Stores {
             runs: Arc::new(MemoryRunStore::default()),
             grants: Arc::new(MemoryGrantStore::default()),
             rate_limits: Arc::new(MemoryRateLimitStore::default()),
+            budgets: Arc::new(MemoryBudgetStore::default()),
             audit: Arc::new(MemoryAuditStore::new(1000)),
             sessions: Arc::new(MemorySessionStore::default()),
         }
@@ -104,6 +108,7 @@ impl Stores {
             + RunStore
             + GrantStore
             + RateLimitStore
+            + BudgetStore
             + AuditStore
             + SessionStore
             + Clone,
@@ -113,6 +118,7 @@ impl Stores {
             runs: Arc::new(store.clone()),
             grants: Arc::new(store.clone()),
             rate_limits: Arc::new(store.clone()),
+            budgets: Arc::new(store.clone()),
             audit: Arc::new(store.clone()),
             sessions: Arc::new(store.clone()),
         }

@@ -4,7 +4,7 @@
 use crate::store::StoreError;
 
 /// The schema version the database stores create and understand.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -58,6 +58,14 @@ CREATE TABLE toolgate_sessions (
     value TEXT NOT NULL
 );
 CREATE INDEX toolgate_sessions_expires ON toolgate_sessions (expires);
+"#,
+    r#"
+CREATE TABLE toolgate_budgets (
+    key TEXT PRIMARY KEY,
+    used BIGINT NOT NULL,
+    expires BIGINT NOT NULL
+);
+CREATE INDEX toolgate_budgets_expires ON toolgate_budgets (expires);
 "#,
 ];
 

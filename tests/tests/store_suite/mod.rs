@@ -9,8 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use toolgate::agent::{Agent, Model, ModelFuture, ModelReply, ModelRequest};
 use toolgate::approval::{ApprovalAnswer, ApprovalRequest, TicketError};
 use toolgate::audit::{AuditMode, ChainBreak};
+use toolgate::budget::Budget;
 use toolgate::prelude::*;
 use toolgate::rate_limits::RateLimit;
 use toolgate::store::{StoreError, Stores};
@@ -23,6 +25,8 @@ pub type Count =
 /// Runs SQL on the database behind the stores' back (to tamper with it).
 pub type Tamper =
     Arc<dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+const DAY: Duration = Duration::from_secs(86_400);
 
 const KEY: &[u8] = b"one key for every instance of the application";
 
@@ -326,7 +330,7 @@ pub async fn a_newer_schema_is_refused(
             error,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 2,
+                supported: 3,
                 ..
             }
         ),
@@ -440,7 +444,7 @@ pub async fn sessions_are_shared_by_instances_and_taken_once(open: Open) {
 pub async fn a_version_one_database_is_migrated(open: Open, tamper: Tamper) {
     let registry = instance(&open).await;
     let ticket = ticket_for(&registry, "kept-over-the-upgrade").await;
-    tamper("DROP TABLE toolgate_sessions; UPDATE toolgate_schema SET version = 1").await;
+    tamper("DROP TABLE toolgate_sessions; DROP TABLE toolgate_budgets; UPDATE toolgate_schema SET version = 1").await;
     let upgraded = open().await;
     let until = u64::MAX / 2;
     upgraded
@@ -466,4 +470,89 @@ pub async fn a_version_one_database_is_migrated(open: Open, tamper: Tamper) {
             .result
             .is_ok()
     );
+}
+
+/// Parallel calls on two instances race for the last units of one caller's daily tool-call
+/// budget: exactly as many run as it holds; every other call ends `budget_exhausted`, and is
+/// recorded so.
+pub async fn one_call_budget_across_instances(open: Open) {
+    let budgeted = |stores: Stores| {
+        builder(&stores)
+            .budget(Budget::tool_calls(3).per_caller(DAY))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (budgeted(open().await), budgeted(open().await));
+    let racing = (0..30).map(|index| {
+        let registry = if index % 2 == 0 { a.clone() } else { b.clone() };
+        tokio::spawn(async move {
+            let call = ToolCall::new(format!("r{index}"), "ping", json!({"note": "hi"}));
+            registry.call(&alice(), call).await.result
+        })
+    });
+    let results = futures::future::join_all(racing).await;
+    let mut passed = 0;
+    for result in results {
+        match result.unwrap() {
+            Ok(_) => passed += 1,
+            Err(error) => assert_eq!(error.code, ErrorCode::BudgetExhausted, "{error:?}"),
+        }
+    }
+    assert_eq!(passed, 3);
+    let history = a.history("alice", 100).await.unwrap();
+    let refused = history
+        .iter()
+        .filter(|record| record.outcome == "budget_exhausted")
+        .count();
+    assert_eq!(refused, 27);
+    // Another caller has a budget of its own.
+    let bob = Caller::new("bob", "user");
+    let call = ToolCall::new("b", "ping", json!({"note": "hi"}));
+    assert!(b.call(&bob, call).await.result.is_ok());
+}
+
+/// A model that answers every request with text, having used `tokens` input tokens.
+struct Spends(u64);
+
+impl Model for Spends {
+    fn respond<'a>(&'a self, _request: ModelRequest<'a>) -> ModelFuture<'a> {
+        let mut reply = ModelReply {
+            text: Some("done".into()),
+            ..ModelReply::default()
+        };
+        reply.usage.input_tokens = self.0;
+        Box::pin(async move {
+            // Long enough for the other instance's request to come in meanwhile.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok(reply)
+        })
+    }
+}
+
+/// A caller's daily token budget is one count for agents on two instances: with one token
+/// left, of two runs started at once, one on each, exactly one is answered.
+pub async fn one_token_budget_across_instances(open: Open) {
+    let agent = |stores: Stores, spends: u64| {
+        let registry = builder(&stores)
+            .budget(Budget::tokens(1_000).per_caller(DAY))
+            .build()
+            .unwrap();
+        Agent::builder(registry, Spends(spends)).build()
+    };
+    let first = agent(open().await, 999);
+    let run = first.run(&alice(), "spend").await.unwrap();
+    assert_eq!(run.text(), Some("done"), "{:?}", run.status());
+    let (a, b) = (agent(open().await, 10), agent(open().await, 10));
+    let caller = alice();
+    let (on_a, on_b) = tokio::join!(a.run(&caller, "one"), b.run(&caller, "two"));
+    let statuses = [on_a.unwrap(), on_b.unwrap()].map(|run| run.status().name());
+    let answered = statuses
+        .iter()
+        .filter(|status| **status == "finished")
+        .count();
+    let stopped = statuses
+        .iter()
+        .filter(|status| **status == "budget_exhausted")
+        .count();
+    assert_eq!((answered, stopped), (1, 1), "{statuses:?}");
 }

@@ -2,8 +2,8 @@
 //! person approved, HTTP, MCP and the agent through them):
 //!
 //! ```text
-//! find ─► read ─► rate limits ─► authorize ─► record before run ─► run ─► (approval carried) ─► record
-//!           │           ⋮             ⋮               ⋮              ⋮              ⋮
+//! find ─► read ─► rate limits ─► authorize ─► budgets ─► record before run ─► run ─► (approval carried) ─► record
+//!           │           ⋮             ⋮           ⋮              ⋮              ⋮              ⋮
 //!           └ in place: read, authorize and run in one step where nothing before the run waits
 //! ```
 //!
@@ -11,7 +11,7 @@
 //! (`attempt`). From the tool's entry on, each step is a method of `Walk` (`walk.rs`), in
 //! the path's order, and hands the call on to the next as a value (`Carried`); `in_place.rs`
 //! reads, authorizes and runs in one step. A step that must wait (`⋮`: a rate limit's store,
-//! an approval, the record written before the run, a tool still working, an approval
+//! a budget's store, an approval, the record written before the run, a tool still working, an approval
 //! carried to the tool's questions) says so (`Waits`); the call then goes on in a future of
 //! its own ([`Rest`], `rest.rs`), which waits and walks on from the next step. A call no step
 //! makes wait runs to its outcome in the poll that begins it, with no future of its own:

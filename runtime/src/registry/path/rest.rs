@@ -95,6 +95,16 @@ async fn wait_through<'e>(
                     Err(error) => Next::Finished(carried, Err(error)),
                 }
             }
+            Wait::Budgets => {
+                let budgets = &run.config.governance.budgets;
+                match budgets.take_call(run.caller, run.run_id).await {
+                    Ok(()) => Next::Counted(carried),
+                    Err(error) => {
+                        spent(run, &error);
+                        Next::Finished(carried, Err(error))
+                    }
+                }
+            }
             Wait::Approval(asked) => {
                 let asking = run.asking(entry, id);
                 let (reason, staging) = *asked;
@@ -149,6 +159,8 @@ enum Next {
     Authorize(Carried),
     /// Decided by the person asked.
     Decided(Carried, (Verdict, Result<Authorized, ToolError>)),
+    /// Past its budgets: the record before its run next.
+    Counted(Carried),
     /// Recorded before its run: the run next.
     Run(Carried),
     /// Its tool finished.
@@ -162,9 +174,26 @@ impl Next {
         match self {
             Next::Authorize(carried) => walk.authorize(carried),
             Next::Decided(carried, decision) => walk.decided(carried, decision),
+            Next::Counted(carried) => walk.record_before(carried),
             Next::Run(carried) => walk.run_tool(carried),
             Next::Ran(carried, result) => walk.ran(carried, result),
             Next::Finished(carried, result) => walk.finished(carried.arguments, result),
         }
     }
+}
+
+/// Tells the registry's listeners that a budget refused a call.
+fn spent(run: &Run<'_>, error: &ToolError) {
+    let Some(spent) = crate::budget::BudgetExhausted::from_error(error) else {
+        return;
+    };
+    run.config.governance.events.publish(|| {
+        let kind = crate::events::EventKind::BudgetExhausted {
+            budget: spent.budget,
+            used: spent.used,
+            limit: spent.limit,
+        };
+        let run_id = run.run_id.map(str::to_owned);
+        (run.caller.id().to_owned(), run_id, kind)
+    });
 }

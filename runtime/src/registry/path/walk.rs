@@ -41,6 +41,8 @@ pub(crate) struct Waits {
 pub(super) enum Wait {
     /// Its rate limits' answer.
     Limits,
+    /// Its budgets' answer.
+    Budgets,
     /// An approval: why, and what the application's stages did to the call (boxed: rare).
     Approval(Box<(String, Option<Box<Staging>>)>),
     /// The record written before its run.
@@ -124,7 +126,7 @@ impl Walk<'_, '_, '_> {
         match authorized(self.trail, decision) {
             Ok(edited) => {
                 carried.edited = edited;
-                self.record_before(carried)
+                self.budgets(carried)
             }
             Err(result) => self.finished(carried.arguments, result),
         }
@@ -142,6 +144,16 @@ impl Walk<'_, '_, '_> {
             }
             Err(error) => end(self.ended, Err(error)),
         }
+    }
+
+    /// Budgets: a call cleared to run takes one from its tool-call budgets, kept in their
+    /// store, which may wait.
+    #[inline]
+    pub(super) fn budgets(self, carried: Carried) -> Option<Waits> {
+        if self.run.config.governance.budgets.counts_calls() {
+            return self.waits(carried, Wait::Budgets);
+        }
+        self.record_before(carried)
     }
 
     /// The record written before the run ([`AuditMode::BeforeRun`](crate::audit::AuditMode)),

@@ -19,6 +19,7 @@
 //! ```
 
 mod audit;
+mod budgets;
 mod grants;
 mod pending;
 mod rate;

@@ -13,6 +13,7 @@
 //! ```
 
 mod audit;
+mod budgets;
 mod grants;
 mod pending;
 mod rate;

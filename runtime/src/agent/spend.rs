@@ -1,0 +1,119 @@
+//! The loop's side of the registry's [budgets](crate::budget): each model request reserves
+//! an estimate of what it will use, settled to what the provider reports; a spent budget
+//! stops the run, with an event and an audit record.
+
+use super::builder::Settings;
+use super::message::Message;
+use super::model::{ModelError, ModelReply};
+use super::run::{Run, RunStatus};
+use crate::budget::{BudgetExhausted, Refusal, Reservation};
+use crate::events::EventKind;
+use crate::usage::Usage;
+
+/// Bytes of text per token, for the estimate of a request's prompt.
+const BYTES_PER_TOKEN: usize = 4;
+
+/// Reserves a request's estimate from the caller's and the run's budgets, or the status the
+/// run stops with. `None` when no budget counts model requests.
+pub(crate) async fn reserve(
+    settings: &Settings,
+    run: &Run,
+    system: Option<&str>,
+) -> Result<Option<Reservation>, RunStatus> {
+    let budgets = &settings.registry.governance().budgets;
+    if !budgets.counts_models() {
+        return Ok(None);
+    }
+    let estimate = Usage {
+        input_tokens: prompt_bytes(system, &run.transcript).div_ceil(BYTES_PER_TOKEN) as u64,
+        output_tokens: 0,
+    };
+    let model = model_name(settings);
+    let who = (&run.caller, run.id.as_str());
+    match budgets.reserve_request(who, model, estimate).await {
+        Ok(reservation) => Ok(Some(reservation)),
+        Err(Refusal::Exhausted(spent)) => Err(spent_budget(settings, run, spent).await),
+        Err(Refusal::Unavailable(error)) => Err(RunStatus::Stopped {
+            stage: "budgets".into(),
+            reason: format!(
+                "the budgets could not be checked ({error}); a budget that cannot be checked is not lifted"
+            ),
+        }),
+        Err(Refusal::Unpriced) => Err(RunStatus::Stopped {
+            stage: "budgets".into(),
+            reason: format!(
+                "a cost budget is set but the model `{model}` has no price: give one with RegistryBuilder::prices"
+            ),
+        }),
+    }
+}
+
+/// Settles what a request reserved to what it used, or gives it back if it failed. (A
+/// request cut off, cancelled or out of time, is not settled: its estimate stays counted.)
+pub(crate) async fn settle(
+    settings: &Settings,
+    reservation: Option<Reservation>,
+    reply: &Result<ModelReply, ModelError>,
+) {
+    let Some(reservation) = reservation else {
+        return;
+    };
+    let budgets = &settings.registry.governance().budgets;
+    match reply {
+        Ok(reply) => {
+            budgets
+                .settle(reservation, model_name(settings), reply.usage)
+                .await
+        }
+        Err(_) => budgets.release(reservation).await,
+    }
+}
+
+/// The run's status for a spent budget, its event published and its audit record written.
+pub(crate) async fn spent_budget(
+    settings: &Settings,
+    run: &Run,
+    spent: BudgetExhausted,
+) -> RunStatus {
+    tracing::info!(run = %run.id, caller = run.caller.id(), budget = %spent.budget, "a budget is spent; the run stops");
+    super::driver::publish(settings, run, || EventKind::BudgetExhausted {
+        budget: spent.budget.clone(),
+        used: spent.used,
+        limit: spent.limit,
+    });
+    let call_id = format!("{}/turn-{}", run.id, run.turns);
+    let model = model_name(settings);
+    settings
+        .registry
+        .record_budget_stop((&run.caller, &call_id), model, &spent)
+        .await;
+    stopped_by(spent)
+}
+
+/// The status of a run stopped by `spent`.
+fn stopped_by(spent: BudgetExhausted) -> RunStatus {
+    RunStatus::BudgetExhausted {
+        budget: spent.budget,
+        used: spent.used,
+        limit: spent.limit,
+    }
+}
+
+/// The status of a run one of whose calls was refused by a spent budget, if one was (its
+/// event and record are the call's own).
+pub(crate) fn spent_by_calls(results: &[super::message::ToolResult]) -> Option<RunStatus> {
+    let mut errors = results
+        .iter()
+        .filter_map(|result| result.result.as_ref().err());
+    errors.find_map(BudgetExhausted::from_error).map(stopped_by)
+}
+
+fn model_name(settings: &Settings) -> &str {
+    settings.model.model_name().unwrap_or("")
+}
+
+/// The text a request sends: the system prompt and the conversation.
+fn prompt_bytes(system: Option<&str>, transcript: &[Message]) -> usize {
+    let messages: usize = transcript.iter().map(Message::text_bytes).sum();
+    system.map_or(0, str::len) + messages
+}
