@@ -128,7 +128,7 @@ fn show(run: &Run, shown: usize) -> ExitCode {
         other => {
             eprintln!(
                 "{}",
-                output::error_line(&format!("the run stopped: {}", other.name()))
+                output::error_line(&format!("the run stopped: {other}"))
             );
             ExitCode::from(1)
         }

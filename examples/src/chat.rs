@@ -161,7 +161,7 @@ async fn converse(agent: &Agent, caller: &Caller, run: Option<&RunId>, message: 
     match run.status() {
         RunStatus::Finished { text } => println!("\n{text}"),
         RunStatus::ModelFailed { error } => println!("\n(the model failed: {error})"),
-        other => println!("\n(the run stopped: {})", other.name()),
+        other => println!("\n(the run stopped: {other})"),
     }
     run.id().clone()
 }

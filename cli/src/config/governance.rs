@@ -43,6 +43,7 @@ impl Config {
                 parse_rate(rate.get_ref()).map_err(|why| self.problem_at(rate.span(), why))?;
             builder = builder.rate_limit_tool(tool.as_str(), limit);
         }
+        builder = self.budgets(builder)?;
         let shared = match &file.state {
             Some(address) if address.get_ref() != "memory" => {
                 let stores = Stores::open(&self.state_address(address.get_ref()))

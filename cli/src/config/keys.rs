@@ -59,6 +59,9 @@ pub struct ConfigFile {
     /// Rate limits.
     #[serde(default)]
     pub rate_limits: RateLimitsKey,
+    /// Ceilings on tokens, money and tool calls.
+    #[serde(default)]
+    pub budgets: BudgetsKey,
     /// The folder files and command tools are confined to.
     pub sandbox: Option<SandboxKey>,
     /// What web and HTTP tools may reach.
@@ -127,6 +130,9 @@ pub struct ModelKey {
     /// Time limit of one model request.
     #[serde(default, deserialize_with = "optional_duration")]
     pub timeout: Option<Duration>,
+    /// What the model's tokens cost, per million (for cost budgets): `{input = 0.15,
+    /// output = 0.60}`.
+    pub price: Option<PriceKey>,
     /// Example exchanges shown to the model before every conversation (`[[model.examples]]`):
     /// small models learn from them how a tool is called.
     #[serde(default)]
@@ -259,6 +265,46 @@ pub struct RoleRuleKey {
     pub value: String,
     /// The role it gives.
     pub role: Spanned<String>,
+}
+
+/// `price` of `[model]`: per million tokens, in the currency cost budgets are written in.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceKey {
+    /// Per million tokens read.
+    pub input: f64,
+    /// Per million tokens written.
+    pub output: f64,
+}
+
+/// `[budgets]`: ceilings per agent run (`[budgets.per_run]`) and per caller per period
+/// (`[budgets.per_caller]`, with `every`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetsKey {
+    /// Each agent run's ceilings.
+    pub per_run: Option<Spanned<BudgetKey>>,
+    /// Each caller's ceilings per period.
+    pub per_caller: Option<Spanned<BudgetKey>>,
+}
+
+/// The ceilings of one `[budgets.*]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetKey {
+    /// The period (`per_caller` only), e.g. `"1day"`, `"12h"`.
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub every: Option<Duration>,
+    /// Tokens read and written.
+    pub tokens: Option<u64>,
+    /// Tokens read.
+    pub input_tokens: Option<u64>,
+    /// Tokens written.
+    pub output_tokens: Option<u64>,
+    /// Money, at the model's `price`.
+    pub cost: Option<f64>,
+    /// Tool calls that ran.
+    pub tool_calls: Option<u64>,
 }
 
 /// `[arguments]`.

@@ -32,6 +32,7 @@
 //! imported MCP servers.
 
 mod auth;
+mod budgets;
 mod build;
 mod callers;
 mod governance;

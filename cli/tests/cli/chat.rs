@@ -196,6 +196,34 @@ async fn examples_from_the_config_come_before_the_conversation() {
     assert_eq!(messages[5]["content"], "remember eggs");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_budget_from_the_config_stops_the_run_and_says_which_and_how_much() {
+    // Each reply uses 15 tokens: the second passes the ceiling, the third is never asked.
+    let (url, seen) = scripted(vec![
+        tool_call("c1", "note", json!({"text": "one"})),
+        tool_call("c2", "note", json!({"text": "two"})),
+        json!({"role": "assistant", "content": "never sent"}),
+    ])
+    .await;
+    let project = project(&url);
+    let config = std::fs::read_to_string(project.path().join("toolgate.toml")).unwrap();
+    project.write(
+        "toolgate.toml",
+        &format!("{config}\n[budgets.per_run]\ntokens = 20\n"),
+    );
+    let ran = tokio::task::block_in_place(|| project.run(&["chat", "note twice"], ""));
+    let stderr = ran.expect(1).stderr();
+    assert!(
+        stderr.contains("the run stopped: the budget `tokens_per_run` is spent (30 of 20 used)"),
+        "{stderr}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let audit = std::fs::read_to_string(project.path().join("audit.jsonl")).unwrap();
+    let stop = audit.lines().last().unwrap();
+    assert!(stop.contains(r#""tool":"(model request)""#), "{stop}");
+    assert!(stop.contains(r#""outcome":"budget_exhausted""#), "{stop}");
+}
+
 #[test]
 fn an_example_naming_no_tool_is_refused_at_its_line() {
     let project = project("http://127.0.0.1:9/v1");

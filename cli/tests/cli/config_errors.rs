@@ -137,3 +137,38 @@ fn a_limit_counts_a_tool_under_every_spelling() {
     );
     project.run(&["tools", "list"], "").expect(0);
 }
+
+#[test]
+fn budget_mistakes_name_their_line_and_the_fix() {
+    let roles = "roles = [\"public\", \"staff\"]\n";
+    refused(
+        &format!("{roles}\n[budgets.per_caller]\ntokens = 1000\n"),
+        3,
+        "add e.g. `every = \"1day\"`",
+    );
+    refused(
+        &format!("{roles}\n[budgets.per_run]\nevery = \"1h\"\ntokens = 1000\n"),
+        3,
+        "`every` belongs in `[budgets.per_caller]`",
+    );
+    refused(
+        &format!("{roles}\n[budgets.per_run]\ntokns = 10\n"),
+        4,
+        "unknown field `tokns`",
+    );
+    refused(
+        &format!("{roles}\n[budgets.per_run]\n"),
+        3,
+        "sets no ceiling",
+    );
+    refused(
+        &format!("{roles}\n[budgets.per_run]\ncost = -2.0\n"),
+        3,
+        "write a positive number",
+    );
+    refused(
+        &format!("{roles}\n[budgets.per_run]\ncost = 1.0\n"),
+        3,
+        "add `price = {input = 0.15, output = 0.60}`",
+    );
+}

@@ -123,6 +123,36 @@ pub enum RunStatus {
     },
 }
 
+/// What a person reads: how the run ended, in a sentence.
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunStatus::Finished { .. } => f.write_str("finished"),
+            RunStatus::NeedsApproval { pending } => {
+                write!(f, "{} call(s) wait for a person's approval", pending.len())
+            }
+            RunStatus::Decided => f.write_str("every waiting call was decided; resume the run"),
+            RunStatus::MaxTurns { turns } => {
+                write!(f, "the model was asked {turns} times without answering")
+            }
+            RunStatus::ToolCallLimit { calls } => {
+                write!(f, "the model asked for more than {calls} tool calls")
+            }
+            RunStatus::TimeBudget { budget_ms } => {
+                write!(f, "the time budget of {budget_ms} ms ran out")
+            }
+            RunStatus::Cancelled => f.write_str("cancelled"),
+            RunStatus::ModelFailed { error } => write!(f, "the model failed: {error}"),
+            RunStatus::BudgetExhausted {
+                budget,
+                used,
+                limit,
+            } => write!(f, "the budget `{budget}` is spent ({used} of {limit} used)"),
+            RunStatus::Stopped { stage, reason } => write!(f, "stopped by `{stage}`: {reason}"),
+        }
+    }
+}
+
 impl RunStatus {
     /// The status's name, as on the wire (`finished`, `needs_approval`, ...).
     pub fn name(&self) -> &'static str {
