@@ -20,6 +20,7 @@ const READ_ONLY: &str = "read_only";
 const DESTRUCTIVE: &str = "destructive";
 const IDEMPOTENT: &str = "idempotent";
 const OPEN_WORLD: &str = "open_world";
+const UNTRUSTED: &str = "untrusted";
 const MANUAL: &str = "manual";
 const UI: &str = "ui";
 
@@ -36,6 +37,7 @@ const KEYS: &[&str] = &[
     DESTRUCTIVE,
     IDEMPOTENT,
     OPEN_WORLD,
+    UNTRUSTED,
     MANUAL,
     UI,
 ];
@@ -95,6 +97,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) destructive: Option<Span>,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
+    /// Its results carry text from outside: sent to a model as data.
+    pub(crate) untrusted: bool,
     /// Not registered through `inventory`; the application registers it with a permission.
     pub(crate) manual: bool,
     /// The UI component that renders the result.
@@ -229,6 +233,7 @@ impl ToolAttrs {
             DESTRUCTIVE => self.destructive = flag(cx, meta, &key)?,
             IDEMPOTENT => self.idempotent = flag(cx, meta, &key)?.is_some(),
             OPEN_WORLD => self.open_world = flag(cx, meta, &key)?.is_some(),
+            UNTRUSTED => self.untrusted = flag(cx, meta, &key)?.is_some(),
             MANUAL => self.manual = flag(cx, meta, &key)?.is_some(),
             UI => {
                 if let Some(text) = string_value(cx, meta, &key)? {

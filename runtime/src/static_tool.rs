@@ -22,6 +22,7 @@ pub struct StaticTool {
     pub risk: Risk,
     pub hints: Hints,
     pub timeout_ms: Option<u64>,
+    pub untrusted_results: bool,
     pub ui: Option<&'static str>,
     pub secrets: &'static [&'static str],
     pub file: &'static str,
@@ -69,7 +70,7 @@ impl StaticTool {
                 line: self.line,
             }),
             secret_arguments: self.secrets.iter().map(|name| (*name).to_owned()).collect(),
-            untrusted_results: false,
+            untrusted_results: self.untrusted_results,
         }
     }
 }

@@ -262,3 +262,28 @@ async fn every_wire_format_carries_the_envelope_in_its_own_result_slot() {
         "{response}"
     );
 }
+
+/// A message from someone outside the clinic (the attribute marks its results untrusted).
+#[toolgate::tool(read_only, untrusted, manual)]
+fn read_inbox() -> String {
+    INJECTION.to_owned()
+}
+
+#[tokio::test]
+async fn a_tool_marked_untrusted_by_its_attribute_is_sent_in_the_envelope() {
+    let ran = Ran::default();
+    let registry = agent::builder(&ran)
+        .tool(read_inbox_tool().permission("public"))
+        .build()
+        .unwrap();
+    let model = Scripted::new([calls(&[("c1", "read_inbox", "{}")]), text("ok")]);
+    let run = Agent::builder(registry, model.clone())
+        .build()
+        .run(&customer(), "Any mail?")
+        .await
+        .unwrap();
+    assert_eq!(run.text(), Some("ok"));
+    let read = last_result_text(&model.seen()[1].messages);
+    assert!(marker_of(&read).is_some(), "{read}");
+    assert!(read.contains("IGNORE PREVIOUS INSTRUCTIONS"), "{read}");
+}

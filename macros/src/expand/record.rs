@@ -29,6 +29,7 @@ pub(super) fn record(
     let read_only = attrs.read_only.is_some();
     let destructive = attrs.destructive.is_some();
     let (idempotent, open_world) = (attrs.idempotent, attrs.open_world);
+    let untrusted = attrs.untrusted;
     let timeout = match attrs.timeout_ms {
         Some(millis) => quote!(::core::option::Option::Some(#millis)),
         None => quote!(::core::option::Option::None),
@@ -50,6 +51,7 @@ pub(super) fn record(
                 open_world: #open_world,
             },
             timeout_ms: #timeout,
+            untrusted_results: #untrusted,
             ui: #ui,
             secrets: &[#(#secrets),*],
             file: ::core::file!(),

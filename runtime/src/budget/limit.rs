@@ -193,7 +193,7 @@ impl fmt::Display for Period {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.0.as_secs();
         let units = [(86_400, "d"), (3_600, "h"), (60, "m")];
-        match units.iter().find(|(size, _)| secs % size == 0) {
+        match units.iter().find(|(size, _)| secs.is_multiple_of(*size)) {
             Some((size, unit)) => write!(f, "{}{unit}", secs / size),
             None => write!(f, "{secs}s"),
         }

@@ -67,6 +67,7 @@ fn pet_photo() -> Vec<toolgate::content::Content> {
     destructive,
     idempotent,
     open_world,
+    untrusted,
     timeout = "1500ms",
     ui = "pet_card"
 )]
@@ -190,8 +191,10 @@ async fn main() {
     assert_eq!(renamed.timeout, Some(std::time::Duration::from_millis(1500)));
     assert!(renamed.output_schema.is_some());
     assert_eq!(renamed.ui.as_deref(), Some("pet_card"));
+    assert!(renamed.untrusted_results);
 
     let shapes = get("shapes");
+    assert!(!shapes.untrusted_results, "trusted unless said");
     let props = &shapes.input_schema["properties"];
     assert_eq!(shapes.input_schema["required"], json!(["list", "map", "sorted", "species", "displayName", "level", "slug", "type"]));
     assert_eq!(props["maybe"]["description"], "An optional value.");
