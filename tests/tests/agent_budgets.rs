@@ -42,7 +42,8 @@ impl Model for Named {
 }
 
 fn lookup(id: &str) -> ModelReply {
-    calls(&[(id, "lookup_pet", r#"{"name": "Rex"}"#)])
+    let arguments = format!(r#"{{"name": "pet {id}"}}"#);
+    calls(&[(id, "lookup_pet", &arguments)])
 }
 
 #[tokio::test]

@@ -14,6 +14,7 @@ use super::builder::Settings;
 use super::envelope;
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Delta, ModelError, ModelReply, ModelRequest};
+use super::repeats::{self, Plan};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
 use super::spend;
 use super::stage::{self, ModelTurn};
@@ -24,7 +25,7 @@ use crate::context::CancellationToken;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
-use crate::registry::BatchOptions;
+use crate::registry::{BatchOptions, LoopRecord};
 use crate::util::bounded::clip;
 
 /// Runs turns until the run stops, keeps it in the store, and reports its end: in the
@@ -242,7 +243,8 @@ fn tools_for_turn(settings: &Settings, run: &Run) -> Vec<Arc<ToolDefinition>> {
 }
 
 /// Runs the turn's calls through the registry as the run's caller: one result per call, in
-/// order. Calls over the run's limit do not run.
+/// order. Calls over the run's limit do not run; repeats are answered from the result they
+/// repeat.
 async fn run_calls(
     settings: &Settings,
     run: &mut Run,
@@ -250,13 +252,10 @@ async fn run_calls(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Option<RunStatus> {
-    let room = settings.max_tool_calls.saturating_sub(run.exchange_calls);
-    let over_limit = calls.len() > room;
-    let (allowed, refused) = calls.split_at(room.min(calls.len()));
-    run.exchange_calls += allowed.len();
-    let batch: Vec<ToolCall> = allowed.iter().map(ModelCall::to_tool_call).collect();
-    let (mut outcomes, out_of_time) = run_batch(settings, run, batch, cancel, deadline).await;
-    outcomes.extend(refused.iter().map(|call| over_the_limit(settings, call)));
+    let plans = repeats::plan(settings, run, &calls);
+    let (outcomes, over_limit, out_of_time) =
+        outcomes(settings, run, (&calls, &plans), (cancel, deadline)).await;
+    record_repeats(settings, run, (&calls, &plans), &outcomes).await;
     let slots: Vec<Slot> = calls
         .iter()
         .zip(outcomes)
@@ -288,6 +287,66 @@ async fn run_calls(
     over_limit.then_some(RunStatus::ToolCallLimit {
         calls: settings.max_tool_calls,
     })
+}
+
+/// One outcome per call, in order: the calls to run go through the registry (those over the
+/// run's limit do not run), repeats take the result they repeat. Also whether calls went
+/// over the limit, and whether time ran out.
+async fn outcomes(
+    settings: &Settings,
+    run: &mut Run,
+    (calls, plans): (&[ModelCall], &[Plan]),
+    (cancel, deadline): (&CancellationToken, Option<Instant>),
+) -> (Vec<ToolOutcome>, bool, bool) {
+    let to_run: Vec<&ModelCall> = calls
+        .iter()
+        .zip(plans)
+        .filter(|(_, plan)| **plan == Plan::Run)
+        .map(|(call, _)| call)
+        .collect();
+    let room = settings.max_tool_calls.saturating_sub(run.exchange_calls);
+    let over_limit = to_run.len() > room;
+    let (allowed, refused) = to_run.split_at(room.min(to_run.len()));
+    run.exchange_calls += allowed.len();
+    let batch: Vec<ToolCall> = allowed.iter().map(|call| call.to_tool_call()).collect();
+    let (ran, out_of_time) = run_batch(settings, run, batch, cancel, deadline).await;
+    let refused = refused.iter().map(|call| over_the_limit(settings, call));
+    let mut ran = ran.into_iter().chain(refused);
+    let mut outcomes: Vec<ToolOutcome> = Vec::with_capacity(calls.len());
+    for (call, plan) in calls.iter().zip(plans) {
+        let outcome = match plan {
+            Plan::Run => ran.next().unwrap_or_else(|| over_the_limit(settings, call)),
+            Plan::Earlier(first, result) => repeats::answered_from(call, first, result.clone()),
+            Plan::SameTurnAs(index) => repeats::same_as(call, &outcomes[*index]),
+        };
+        outcomes.push(outcome);
+    }
+    (outcomes, over_limit, out_of_time)
+}
+
+/// Audits the calls answered from an earlier result (they did not reach the registry).
+async fn record_repeats(
+    settings: &Settings,
+    run: &Run,
+    (calls, plans): (&[ModelCall], &[Plan]),
+    outcomes: &[ToolOutcome],
+) {
+    let repeated = calls.iter().zip(plans).zip(outcomes);
+    for ((call, _), outcome) in repeated.filter(|((_, plan), _)| **plan != Plan::Run) {
+        let record = LoopRecord {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: shown_arguments(settings, run, &call.name, &call.arguments),
+            decision: "repeated",
+            outcome: outcome
+                .error()
+                .map_or_else(|| "ok".to_owned(), |error| error.code.as_str().to_owned()),
+        };
+        settings
+            .registry
+            .record_from_loop(&run.caller, record)
+            .await;
+    }
 }
 
 /// The batch, cancelled (not dropped: every call still gets its outcome) when the time

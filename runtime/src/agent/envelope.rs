@@ -44,6 +44,13 @@ pub(crate) fn wrap(text: &str, marker: &str) -> String {
     format!("{}\n{inside}\n{}", opening(marker), closing(marker))
 }
 
+/// What an envelope of the run with `marker` holds, if `text` is one (a repeat of a result
+/// is given what the first was, enveloped once).
+pub(crate) fn opened<'t>(text: &'t str, marker: &str) -> Option<&'t str> {
+    let inside = text.strip_prefix(&opening(marker))?.strip_prefix('\n')?;
+    inside.strip_suffix(&closing(marker))?.strip_suffix('\n')
+}
+
 /// A result (or error) of an untrusted tool as the model is to read it: its text in an
 /// envelope (each text block of content blocks in one of its own); an error's message too.
 pub(crate) fn enveloped(
@@ -109,6 +116,14 @@ mod tests {
             prop_assert_eq!(wrapped.matches(&opening(&marker)).count(), 1);
             prop_assert!(wrapped.starts_with(&opening(&marker)));
         }
+    }
+
+    #[test]
+    fn an_envelope_opens_to_what_it_holds() {
+        let wrapped = wrap("a\nb", "m1");
+        assert_eq!(opened(&wrapped, "m1"), Some("a\nb"));
+        assert_eq!(opened(&wrapped, "m2"), None);
+        assert_eq!(opened("plain", "m1"), None);
     }
 
     #[test]

@@ -7,7 +7,10 @@ use super::message::Message;
 use super::model::{ModelError, ModelReply};
 use super::run::{Run, RunStatus};
 use crate::budget::{BudgetExhausted, Refusal, Reservation};
+use serde_json::json;
+
 use crate::events::EventKind;
+use crate::registry::{LoopRecord, MODEL_REQUEST};
 use crate::usage::Usage;
 
 /// Bytes of text per token, for the estimate of a request's prompt.
@@ -81,11 +84,21 @@ pub(crate) async fn spent_budget(
         used: spent.used,
         limit: spent.limit,
     });
-    let call_id = format!("{}/turn-{}", run.id, run.turns);
-    let model = model_name(settings);
+    let record = LoopRecord {
+        call_id: format!("{}/turn-{}", run.id, run.turns),
+        tool: MODEL_REQUEST.to_owned(),
+        arguments: json!({
+            "model": model_name(settings),
+            "budget": spent.budget,
+            "used": spent.used,
+            "limit": spent.limit,
+        }),
+        decision: "budget_exhausted",
+        outcome: "budget_exhausted".to_owned(),
+    };
     settings
         .registry
-        .record_budget_stop((&run.caller, &call_id), model, &spent)
+        .record_from_loop(&run.caller, record)
         .await;
     stopped_by(spent)
 }

@@ -73,7 +73,8 @@ pub struct AuditRecord {
     /// refused the call before anyone was asked), `deny`, `dry_run`, or
     /// `not_reached` when the call failed before a decision (unknown tool, bad arguments);
     /// `budget_exhausted` for an agent run's model request refused by a
-    /// [budget](crate::budget) (tool `(model request)`).
+    /// [budget](crate::budget) (tool `(model request)`); `repeated` for an agent's call of a
+    /// read-only tool answered from the same call's earlier result.
     pub decision: String,
     /// Who approved or denied, when a person did.
     pub approver: Option<String>,

@@ -62,6 +62,7 @@ pub(crate) use snapshot::Snapshot;
 use snapshot::{CallerView, Candidate};
 
 pub(crate) use config::{Config, Governance};
+pub(crate) use record::{LoopRecord, MODEL_REQUEST};
 
 /// The tools a caller may see, in name order. Cheap to clone.
 pub type ToolList = Arc<[Arc<ToolDefinition>]>;

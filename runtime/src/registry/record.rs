@@ -573,37 +573,34 @@ pub(crate) fn failed_on_the_way(tool: &str, payload: Box<dyn Any + Send>) -> Too
 /// What a record of a model request stands under for its tool: no tool can have this name.
 pub(crate) const MODEL_REQUEST: &str = "(model request)";
 
+/// A record the agent loop writes for what it answered itself: a model request a budget
+/// stopped, a repeated call answered from its first result.
+pub(crate) struct LoopRecord {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) arguments: Value,
+    pub(crate) decision: &'static str,
+    pub(crate) outcome: String,
+}
+
 impl crate::Registry {
-    /// Records an agent run stopped before a model request because `spent` is spent: one
-    /// record, tool `(model request)`, decision and outcome `budget_exhausted`, the budget
-    /// in its arguments.
-    pub(crate) async fn record_budget_stop(
-        &self,
-        (caller, call_id): (&Caller, &str),
-        model: &str,
-        spent: &crate::budget::BudgetExhausted,
-    ) {
+    /// Writes `record` of `caller` to the audit sinks and store (if any).
+    pub(crate) async fn record_from_loop(&self, caller: &Caller, record: LoopRecord) {
         let governance = self.governance();
         if !governance.audits() {
             return;
         }
-        let arguments = serde_json::json!({
-            "model": model,
-            "budget": spent.budget,
-            "used": spent.used,
-            "limit": spent.limit,
-        });
         let record = AuditRecord {
             time_ms: crate::util::time::now_millis(),
             caller: caller.recorded_id().to_string(),
             issuer: caller.issuer().map(str::to_owned),
             role: caller.role().to_owned(),
-            tool: MODEL_REQUEST.to_owned(),
-            call_id: call_id.to_owned(),
-            arguments,
-            decision: "budget_exhausted".to_owned(),
+            tool: record.tool,
+            call_id: record.call_id,
+            arguments: record.arguments,
+            decision: record.decision.to_owned(),
             approver: None,
-            outcome: "budget_exhausted".to_owned(),
+            outcome: record.outcome,
             duration_ms: 0.0,
         };
         write(governance, record).await;
