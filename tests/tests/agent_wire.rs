@@ -563,3 +563,122 @@ async fn over_the_wire_an_approval_interrupt_then_resume_runs_the_call_once() {
     );
     assert_eq!(last["content"], r#"{"sent":3,"to":"bob"}"#);
 }
+
+/// The status of a run whose model answered once with `reply`.
+async fn one_answer(reply: Reply, model: impl Fn(&str) -> Box<dyn Model>) -> RunStatus {
+    let server = ModelServer::start([reply]).await;
+    let run = agent(&Ran::default(), model(&server.base))
+        .run(&customer(), "Tell me everything.")
+        .await
+        .unwrap();
+    run.status().clone()
+}
+
+#[tokio::test]
+async fn an_answer_cut_off_at_the_output_limit_is_its_own_status_in_every_format() {
+    let cut = RunStatus::CutOff {
+        text: "Rex is a".into(),
+    };
+    let chat = Reply::json(json!({"choices": [{"index": 0, "finish_reason": "length",
+        "message": {"role": "assistant", "content": "Rex is a"}}]}));
+    let status = one_answer(chat, |base| Box::new(OpenAiChat::new(base, "m"))).await;
+    assert_eq!(status, cut);
+    assert!(
+        status.to_string().contains("raise its `max_tokens`"),
+        "{status}"
+    );
+
+    let chunk = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let streamed = Reply::events(
+        &[
+            chunk(json!({"content": "Rex "}), Value::Null),
+            chunk(json!({"content": "is a"}), json!("length")),
+        ],
+        true,
+    );
+    let status = one_answer(streamed, |base| {
+        Box::new(OpenAiChat::new(base, "m").stream(true))
+    })
+    .await;
+    assert_eq!(status, cut);
+
+    let responses = Reply::json(json!({"status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"}, "output": [
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Rex is a"}]}
+    ]}));
+    let status = one_answer(responses, |base| Box::new(OpenAiResponses::new(base, "m"))).await;
+    assert_eq!(status, cut);
+
+    let anthropic = Reply::json(json!({"type": "message", "role": "assistant",
+        "stop_reason": "max_tokens", "content": [{"type": "text", "text": "Rex is a"}]}));
+    let status = one_answer(anthropic, |base| Box::new(Anthropic::new(base, "c"))).await;
+    assert_eq!(status, cut);
+
+    let event = |name: &'static str, data: Value| (Some(name), data);
+    let anthropic_stream = Reply::events(
+        &[
+            event(
+                "message_start",
+                json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}}),
+            ),
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Rex is a"}}),
+            ),
+            event(
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 3}}),
+            ),
+            event("message_stop", json!({"type": "message_stop"})),
+        ],
+        false,
+    );
+    let status = one_answer(anthropic_stream, |base| {
+        Box::new(Anthropic::new(base, "c").stream(true))
+    })
+    .await;
+    assert_eq!(status, cut);
+
+    let gemini = Reply::json(json!({"candidates": [{"finishReason": "MAX_TOKENS",
+        "content": {"role": "model", "parts": [{"text": "Rex is a"}]}}]}));
+    let status = one_answer(gemini, |base| Box::new(Gemini::new(base, "g"))).await;
+    assert_eq!(status, cut);
+}
+
+#[tokio::test]
+async fn a_call_cut_off_at_the_output_limit_is_refused_as_such_and_whole_calls_run() {
+    let cut_reply = Reply::json(json!({"choices": [{"index": 0, "finish_reason": "length",
+    "message": {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup_pet", "arguments": "{\"name\": \"Rex\"}"}},
+        {"id": "c2", "type": "function", "function": {"name": "lookup_pet", "arguments": "{\"name\": \"Bel"}}
+    ]}}]}));
+    let server = ModelServer::start([cut_reply, chat_text("Rex is a dog.")]).await;
+    let ran = Ran::default();
+    let run = agent(&ran, OpenAiChat::new(&server.base, "m"))
+        .run(&customer(), "Rex and Bella?")
+        .await
+        .unwrap();
+    assert_eq!(run.text(), Some("Rex is a dog."));
+    assert_eq!(ran.lookups.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let error = run.calls()[1].result.as_ref().unwrap_err();
+    assert_eq!(error.code.as_str(), "cut_off");
+    assert!(error.message.contains("output limit"), "{}", error.message);
+    let messages = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let answer = messages.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(answer.contains("cut_off"), "{answer}");
+}

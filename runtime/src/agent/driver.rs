@@ -14,7 +14,7 @@ use super::builder::Settings;
 use super::envelope;
 use super::message::{Message, ModelCall, ToolResult};
 use super::model::{Delta, ModelError, ModelReply, ModelRequest};
-use super::repeats::{self, Plan};
+use super::plan::{self, Plan};
 use super::run::{CallRecord, PendingApproval, Run, RunStatus, Slot};
 use super::spend;
 use super::stage::{self, ModelTurn};
@@ -123,6 +123,7 @@ async fn turn(
         text,
         calls,
         correction,
+        cut_off,
         ..
     } = reply;
     run.transcript.push(Message::Assistant {
@@ -135,9 +136,12 @@ async fn turn(
     }
     if calls.is_empty() {
         let text = text.unwrap_or_default();
-        return Some(RunStatus::Finished { text });
+        return Some(match cut_off {
+            true => RunStatus::CutOff { text },
+            false => RunStatus::Finished { text },
+        });
     }
-    run_calls(settings, run, calls, cancel, deadline).await
+    run_calls(settings, run, (calls, cut_off), cancel, deadline).await
 }
 
 /// Asks the model, unless cancelled or out of time first.
@@ -248,11 +252,11 @@ fn tools_for_turn(settings: &Settings, run: &Run) -> Vec<Arc<ToolDefinition>> {
 async fn run_calls(
     settings: &Settings,
     run: &mut Run,
-    calls: Vec<ModelCall>,
+    (calls, cut_off): (Vec<ModelCall>, bool),
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Option<RunStatus> {
-    let plans = repeats::plan(settings, run, &calls);
+    let plans = plan::plan(settings, run, &calls, cut_off);
     let (outcomes, over_limit, out_of_time) =
         outcomes(settings, run, (&calls, &plans), (cancel, deadline)).await;
     record_repeats(settings, run, (&calls, &plans), &outcomes).await;
@@ -316,8 +320,9 @@ async fn outcomes(
     for (call, plan) in calls.iter().zip(plans) {
         let outcome = match plan {
             Plan::Run => ran.next().unwrap_or_else(|| over_the_limit(settings, call)),
-            Plan::Earlier(first, result) => repeats::answered_from(call, first, result.clone()),
-            Plan::SameTurnAs(index) => repeats::same_as(call, &outcomes[*index]),
+            Plan::Earlier(first, result) => plan::answered_from(call, first, result.clone()),
+            Plan::SameTurnAs(index) => plan::same_as(call, &outcomes[*index]),
+            Plan::CutOff => plan::cut_off(call),
         };
         outcomes.push(outcome);
     }

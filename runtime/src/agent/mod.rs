@@ -49,7 +49,7 @@ mod model;
 #[cfg(feature = "models")]
 #[cfg_attr(docsrs, doc(cfg(feature = "models")))]
 pub mod models;
-mod repeats;
+mod plan;
 mod resume;
 mod run;
 mod spend;

@@ -53,6 +53,9 @@ pub struct ModelReply {
     /// The reply could not be read as the model meant it (e.g. two tool-call candidates in
     /// free text): this is said to the model, which is asked again.
     pub correction: Option<String>,
+    /// The model stopped at its output limit (`finish_reason` `length`, `max_tokens`,
+    /// `MAX_TOKENS`, an incomplete response): the text or the last call may be cut off.
+    pub cut_off: bool,
 }
 
 /// Why a model gave no reply.

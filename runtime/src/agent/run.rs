@@ -104,6 +104,12 @@ pub enum RunStatus {
         /// Why.
         error: ModelError,
     },
+    /// The model's answer stopped at its output limit (`max_tokens`): `text` is what it
+    /// wrote before, cut off.
+    CutOff {
+        /// The answer, as far as it got.
+        text: String,
+    },
     /// A [budget](crate::budget) of the caller or the run is spent: the model was not
     /// asked again, or a tool call was not run.
     BudgetExhausted {
@@ -142,6 +148,9 @@ impl std::fmt::Display for RunStatus {
                 write!(f, "the time budget of {budget_ms} ms ran out")
             }
             RunStatus::Cancelled => f.write_str("cancelled"),
+            RunStatus::CutOff { .. } => f.write_str(
+                "the model's answer stopped at its output limit: raise its `max_tokens`, or ask for a shorter answer",
+            ),
             RunStatus::ModelFailed { error } => write!(f, "the model failed: {error}"),
             RunStatus::BudgetExhausted {
                 budget,
@@ -166,6 +175,7 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
             RunStatus::ModelFailed { .. } => "model_failed",
             RunStatus::BudgetExhausted { .. } => "budget_exhausted",
+            RunStatus::CutOff { .. } => "cut_off",
             RunStatus::Stopped { .. } => "stopped",
         }
     }
@@ -341,10 +351,10 @@ impl Run {
         &self.status
     }
 
-    /// The model's answer, if the run finished.
+    /// The model's answer, if the run finished (as far as it got, if it was cut off).
     pub fn text(&self) -> Option<&str> {
         match &self.status {
-            RunStatus::Finished { text } => Some(text),
+            RunStatus::Finished { text } | RunStatus::CutOff { text } => Some(text),
             _ => None,
         }
     }

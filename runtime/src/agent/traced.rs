@@ -83,10 +83,10 @@ pub(crate) fn chat_ended(
     }
     match reply {
         Ok(reply) => {
-            let finish = if reply.calls.is_empty() {
-                "stop"
-            } else {
-                "tool_calls"
+            let finish = match (reply.cut_off, reply.calls.is_empty()) {
+                (true, _) => "length",
+                (false, true) => "stop",
+                (false, false) => "tool_calls",
             };
             let usage = reply.usage;
             span.set([

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{count, error_in_body, headers, reply};
+use super::{count, error_in_body, headers, reply, stopped_at_limit};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
     Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
@@ -148,12 +148,9 @@ fn read_message(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usage");
-    Ok(reply(
-        text,
-        &calls,
-        usage,
-        ("input_tokens", "output_tokens"),
-    ))
+    let mut reply = reply(text, &calls, usage, ("input_tokens", "output_tokens"));
+    reply.cut_off = stopped_at_limit(answer, "/stop_reason", &["max_tokens"]);
+    Ok(reply)
 }
 
 /// A content block being streamed.
@@ -174,9 +171,7 @@ async fn read_stream(
     on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
 ) -> Result<ModelReply, ModelError> {
     let mut events = std::pin::pin!(events);
-    let mut blocks: BTreeMap<usize, Block> = BTreeMap::new();
-    let mut usage = Usage::default();
-    let mut started = false;
+    let mut streamed = Streamed::default();
     let emit = |delta: Delta| {
         if let Some(on_delta) = on_delta {
             on_delta(delta);
@@ -184,6 +179,23 @@ async fn read_stream(
     };
     while let Some(event) = events.next().await {
         let (_, data) = event?;
+        streamed.take(&data, &emit)?;
+    }
+    streamed.finished()
+}
+
+/// What a streamed message has brought so far.
+#[derive(Default)]
+struct Streamed {
+    blocks: BTreeMap<usize, Block>,
+    usage: Usage,
+    started: bool,
+    cut_off: bool,
+}
+
+impl Streamed {
+    /// Takes one event, its pieces shown to `emit` as they come.
+    fn take(&mut self, data: &Value, emit: &dyn Fn(Delta)) -> Result<(), ModelError> {
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match data.get("type").and_then(Value::as_str).unwrap_or_default() {
             "error" => {
@@ -197,83 +209,91 @@ async fn read_stream(
                 ));
             }
             "message_start" => {
-                started = true;
-                usage.input_tokens = count(data.pointer("/message/usage"), "input_tokens");
+                self.started = true;
+                self.usage.input_tokens = count(data.pointer("/message/usage"), "input_tokens");
             }
             "message_delta" => {
-                usage.output_tokens = count(data.get("usage"), "output_tokens");
+                self.usage.output_tokens = count(data.get("usage"), "output_tokens");
+                self.cut_off |= stopped_at_limit(data, "/delta/stop_reason", &["max_tokens"]);
             }
             "content_block_start" => {
                 let block = data.get("content_block").cloned().unwrap_or_default();
-                let started = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => Block::Text(String::new()),
-                    Some("tool_use") => {
-                        let field = |key: &str| {
-                            block
-                                .get(key)
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned()
-                        };
-                        let (id, name) = (field("id"), field("name"));
-                        emit(Delta::ToolCall {
-                            index,
-                            id: Some(id.clone()),
-                            name: Some(name.clone()),
-                            arguments: String::new(),
-                        });
-                        Block::ToolUse {
-                            id,
-                            name,
-                            json: String::new(),
-                        }
-                    }
-                    _ => Block::Other,
-                };
-                blocks.insert(index, started);
+                self.blocks
+                    .insert(index, started_block(&block, index, emit));
             }
             "content_block_delta" => {
                 let delta = data.get("delta").cloned().unwrap_or_default();
-                match (
-                    blocks.get_mut(&index),
-                    delta.get("type").and_then(Value::as_str),
-                ) {
-                    (Some(Block::Text(text)), Some("text_delta")) => {
-                        let piece = delta
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        text.push_str(piece);
-                        emit(Delta::Text(piece.to_owned()));
-                    }
-                    (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
-                        let piece = delta
-                            .get("partial_json")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        json.push_str(piece);
-                        emit(Delta::ToolCall {
-                            index,
-                            id: None,
-                            name: None,
-                            arguments: piece.to_owned(),
-                        });
-                    }
-                    _ => {}
+                if let Some(block) = self.blocks.get_mut(&index) {
+                    grow_block(block, &delta, index, emit);
                 }
             }
             _ => {}
         }
+        Ok(())
     }
-    if !started {
-        return Err(ModelError::malformed(
-            "the stream ended without a `message_start` event",
-        ));
+
+    /// The whole reply, once the stream ended.
+    fn finished(self) -> Result<ModelReply, ModelError> {
+        if !self.started {
+            return Err(ModelError::malformed(
+                "the stream ended without a `message_start` event",
+            ));
+        }
+        let content: Vec<Value> = self.blocks.into_values().filter_map(assembled).collect();
+        let mut reply = read_message(&json!({"content": content}))?;
+        reply.usage = self.usage;
+        reply.cut_off = self.cut_off;
+        Ok(reply)
     }
-    let content: Vec<Value> = blocks.into_values().filter_map(assembled).collect();
-    let mut reply = read_message(&json!({"content": content}))?;
-    reply.usage = usage;
-    Ok(reply)
+}
+
+/// A content block as it starts (a tool call's start is shown to `emit`).
+fn started_block(block: &Value, index: usize, emit: &dyn Fn(Delta)) -> Block {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") => Block::Text(String::new()),
+        Some("tool_use") => {
+            let field = |key: &str| {
+                let value = block.get(key).and_then(Value::as_str);
+                value.unwrap_or_default().to_owned()
+            };
+            let (id, name) = (field("id"), field("name"));
+            emit(Delta::ToolCall {
+                index,
+                id: Some(id.clone()),
+                name: Some(name.clone()),
+                arguments: String::new(),
+            });
+            Block::ToolUse {
+                id,
+                name,
+                json: String::new(),
+            }
+        }
+        _ => Block::Other,
+    }
+}
+
+/// A block grown by one piece of text or of a tool call's input, shown to `emit`.
+fn grow_block(block: &mut Block, delta: &Value, index: usize, emit: &dyn Fn(Delta)) {
+    let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+    match (block, delta.get("type").and_then(Value::as_str)) {
+        (Block::Text(text), Some("text_delta")) => {
+            let piece = piece("text");
+            text.push_str(piece);
+            emit(Delta::Text(piece.to_owned()));
+        }
+        (Block::ToolUse { json, .. }, Some("input_json_delta")) => {
+            let piece = piece("partial_json");
+            json.push_str(piece);
+            emit(Delta::ToolCall {
+                index,
+                id: None,
+                name: None,
+                arguments: piece.to_owned(),
+            });
+        }
+        _ => {}
+    }
 }
 
 /// A streamed block as the whole message would have held it; tool input that is not JSON

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{error_in_body, headers, reply};
+use super::{error_in_body, headers, reply, stopped_at_limit};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
     Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
@@ -121,10 +121,12 @@ fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usageMetadata");
-    Ok(reply(
+    let mut reply = reply(
         text,
         &calls,
         usage,
         ("promptTokenCount", "candidatesTokenCount"),
-    ))
+    );
+    reply.cut_off = stopped_at_limit(answer, "/candidates/0/finishReason", &["MAX_TOKENS"]);
+    Ok(reply)
 }

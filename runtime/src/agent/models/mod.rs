@@ -87,7 +87,15 @@ fn reply(
             output_tokens: count(usage, output),
         },
         correction: None,
+        cut_off: false,
     }
+}
+
+/// Whether the provider says, at `pointer` in `answer`, that the model stopped at its
+/// output limit (one of `reasons`).
+fn stopped_at_limit(answer: &Value, pointer: &str, reasons: &[&str]) -> bool {
+    let reason = answer.pointer(pointer).and_then(Value::as_str);
+    reason.is_some_and(|reason| reasons.contains(&reason))
 }
 
 /// A count from a usage object.

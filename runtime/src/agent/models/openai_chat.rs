@@ -6,7 +6,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{count, error_in_body, reply};
+use super::{count, error_in_body, reply, stopped_at_limit};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest};
 use crate::formats::openai;
@@ -140,12 +140,14 @@ fn read_completion(answer: &Value) -> Result<ModelReply, ModelError> {
         .get("content")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    Ok(reply(
+    let mut reply = reply(
         text.to_owned(),
         &calls,
         usage,
         ("prompt_tokens", "completion_tokens"),
-    ))
+    );
+    reply.cut_off = stopped_at_limit(answer, "/choices/0/finish_reason", &["length"]);
+    Ok(reply)
 }
 
 /// A call being streamed.
@@ -162,10 +164,7 @@ async fn read_stream(
     on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
 ) -> Result<ModelReply, ModelError> {
     let mut events = std::pin::pin!(events);
-    let mut text = String::new();
-    let mut calls: BTreeMap<usize, PartialCall> = BTreeMap::new();
-    let mut usage = Usage::default();
-    let mut chunks = 0;
+    let mut streamed = Streamed::default();
     let emit = |delta: Delta| {
         if let Some(on_delta) = on_delta {
             on_delta(delta);
@@ -173,84 +172,108 @@ async fn read_stream(
     };
     while let Some(event) = events.next().await {
         let (_, chunk) = event?;
-        chunks += 1;
-        if let Some(error) = error_in_body(&chunk) {
+        streamed.take(&chunk, &emit)?;
+    }
+    streamed.finished()
+}
+
+/// What a streamed completion has brought so far.
+#[derive(Default)]
+struct Streamed {
+    text: String,
+    calls: BTreeMap<usize, PartialCall>,
+    usage: Usage,
+    chunks: usize,
+    cut_off: bool,
+}
+
+impl Streamed {
+    /// Takes one chunk, its pieces shown to `emit` as they come.
+    fn take(&mut self, chunk: &Value, emit: &dyn Fn(Delta)) -> Result<(), ModelError> {
+        self.chunks += 1;
+        if let Some(error) = error_in_body(chunk) {
             return Err(error);
         }
         if let Some(reported) = chunk.get("usage").filter(|usage| usage.is_object()) {
-            usage.input_tokens = count(Some(reported), "prompt_tokens");
-            usage.output_tokens = count(Some(reported), "completion_tokens");
+            self.usage.input_tokens = count(Some(reported), "prompt_tokens");
+            self.usage.output_tokens = count(Some(reported), "completion_tokens");
         }
+        self.cut_off |= stopped_at_limit(chunk, "/choices/0/finish_reason", &["length"]);
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
-            continue;
+            return Ok(());
         };
         if let Some(piece) = delta.get("content").and_then(Value::as_str)
             && !piece.is_empty()
         {
-            text.push_str(piece);
+            self.text.push_str(piece);
             emit(Delta::Text(piece.to_owned()));
         }
-        for piece in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let call = calls.entry(index).or_default();
-            let id = piece.get("id").and_then(Value::as_str).map(str::to_owned);
-            let name = piece
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let arguments = piece
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if let Some(id) = &id {
-                call.id.clone_from(id);
-            }
-            if let Some(name) = &name {
-                call.name.push_str(name);
-            }
-            call.arguments.push_str(arguments);
-            emit(Delta::ToolCall {
-                index,
-                id,
-                name,
-                arguments: arguments.to_owned(),
-            });
+        let pieces = delta.get("tool_calls").and_then(Value::as_array);
+        for piece in pieces.into_iter().flatten() {
+            self.take_call_piece(piece, emit);
         }
+        Ok(())
     }
-    if chunks == 0 {
-        return Err(ModelError::malformed(
-            "the stream ended without a single chunk",
-        ));
+
+    /// A piece of a tool call: its id and name once, then its arguments' text in pieces.
+    fn take_call_piece(&mut self, piece: &Value, emit: &dyn Fn(Delta)) {
+        let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let call = self.calls.entry(index).or_default();
+        let text = |pointer: &str| piece.pointer(pointer).and_then(Value::as_str);
+        let (id, name) = (
+            text("/id").map(str::to_owned),
+            text("/function/name").map(str::to_owned),
+        );
+        let arguments = text("/function/arguments").unwrap_or("");
+        if let Some(id) = &id {
+            call.id.clone_from(id);
+        }
+        if let Some(name) = &name {
+            call.name.push_str(name);
+        }
+        call.arguments.push_str(arguments);
+        emit(Delta::ToolCall {
+            index,
+            id,
+            name,
+            arguments: arguments.to_owned(),
+        });
     }
-    let calls = calls
-        .into_iter()
-        .map(|(index, call)| {
-            if call.name.is_empty() {
-                return Err(ModelError::malformed(format!(
-                    "streamed tool call {index} has no name"
-                )));
-            }
-            let id = if call.id.is_empty() {
-                format!("call_{index}")
-            } else {
-                call.id
-            };
-            Ok(ModelCall {
-                id,
-                name: call.name,
-                arguments: call.arguments,
+
+    /// The whole reply, once the stream ended.
+    fn finished(self) -> Result<ModelReply, ModelError> {
+        if self.chunks == 0 {
+            return Err(ModelError::malformed(
+                "the stream ended without a single chunk",
+            ));
+        }
+        let calls = self
+            .calls
+            .into_iter()
+            .map(|(index, call)| {
+                if call.name.is_empty() {
+                    return Err(ModelError::malformed(format!(
+                        "streamed tool call {index} has no name"
+                    )));
+                }
+                let id = match call.id.is_empty() {
+                    true => format!("call_{index}"),
+                    false => call.id,
+                };
+                let (name, arguments) = (call.name, call.arguments);
+                Ok(ModelCall {
+                    id,
+                    name,
+                    arguments,
+                })
             })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ModelReply {
+            text: (!self.text.is_empty()).then_some(self.text),
+            calls,
+            usage: self.usage,
+            correction: None,
+            cut_off: self.cut_off,
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(ModelReply {
-        text: (!text.is_empty()).then_some(text),
-        calls,
-        usage,
-        correction: None,
-    })
+    }
 }

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{error_in_body, reply};
+use super::{error_in_body, reply, stopped_at_limit};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
     Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
@@ -130,10 +130,8 @@ fn read_response(answer: &Value) -> Result<ModelReply, ModelError> {
         .filter_map(|part| part.get("text").and_then(Value::as_str))
         .collect();
     let usage = answer.get("usage");
-    Ok(reply(
-        text,
-        &calls,
-        usage,
-        ("input_tokens", "output_tokens"),
-    ))
+    let mut reply = reply(text, &calls, usage, ("input_tokens", "output_tokens"));
+    let limit = &["max_output_tokens"];
+    reply.cut_off = stopped_at_limit(answer, "/incomplete_details/reason", limit);
+    Ok(reply)
 }

@@ -1,8 +1,11 @@
-//! Calls the model repeats: a read-only tool called again with the same arguments in the
-//! same run is answered from its first result, with a note saying so, instead of running
-//! again (small models repeat a call they have the answer to, turn after turn). Only while
-//! nothing that may change something has been called since, and only for tools the caller
-//! may still use as read-only now.
+//! How each call of a turn is answered: most run; a call the model repeats is answered from
+//! its first result; a call cut off at the model's output limit is refused.
+//!
+//! A read-only tool called again with the same arguments in the same run is answered from
+//! its first result, with a note saying so, instead of running again (small models repeat a
+//! call they have the answer to, turn after turn). Only while nothing that may change
+//! something has been called since, and only for tools the caller may still use as
+//! read-only now.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -24,13 +27,34 @@ pub(crate) enum Plan {
     Earlier(String, Value),
     /// As the earlier call of this turn at this index is.
     SameTurnAs(usize),
+    /// Not at all: the model stopped at its output limit before its arguments ended.
+    CutOff,
 }
 
 /// A call as compared: the tool and its arguments, read.
 type Key = (String, Value);
 
-/// How each of `calls` is answered: all run unless every one is of a read-only tool.
-pub(crate) fn plan(settings: &Settings, run: &Run, calls: &[ModelCall]) -> Vec<Plan> {
+/// How each of `calls` is answered. A reply `cut_off` at the output limit has the calls
+/// whose arguments cannot be read refused as such.
+pub(crate) fn plan(
+    settings: &Settings,
+    run: &Run,
+    calls: &[ModelCall],
+    cut_off: bool,
+) -> Vec<Plan> {
+    let mut plans = repeats(settings, run, calls);
+    if cut_off {
+        for (plan, call) in plans.iter_mut().zip(calls) {
+            if key_of(call).is_none() {
+                *plan = Plan::CutOff;
+            }
+        }
+    }
+    plans
+}
+
+/// Which of `calls` repeat an earlier one: none unless every one is of a read-only tool.
+fn repeats(settings: &Settings, run: &Run, calls: &[ModelCall]) -> Vec<Plan> {
     let read_only = |name: &str| {
         let definition = settings.registry.definition(&run.caller, name);
         definition.is_some_and(|definition| definition.hints.read_only)
@@ -146,6 +170,18 @@ pub(crate) fn same_as(call: &ModelCall, first: &ToolOutcome) -> ToolOutcome {
     outcome.is_content = first.is_content && first.result.is_ok();
     outcome
 }
+
+/// The outcome of a call cut off at the model's output limit: not run, and why.
+pub(crate) fn cut_off(call: &ModelCall) -> ToolOutcome {
+    let error = ToolError::new(
+        CUT_OFF,
+        "not run: your reply stopped at the output limit before this call's arguments ended; call it again, with shorter arguments and fewer calls at once",
+    );
+    outcome(call, Err(error))
+}
+
+/// The error code of a call cut off at the model's output limit.
+pub(crate) const CUT_OFF: &str = "cut_off";
 
 fn outcome(call: &ModelCall, result: Result<Value, ToolError>) -> ToolOutcome {
     ToolOutcome {
