@@ -178,3 +178,71 @@ async fn a_repeat_of_an_untrusted_result_is_enveloped_once() {
     assert!(seen.contains("Opening hours: 9-5."), "{seen}");
     assert!(seen.contains("the same call as `c1`"), "{seen}");
 }
+
+#[tokio::test]
+async fn a_tools_own_error_is_answered_again_without_running_it() {
+    let ran = Ran::default();
+    let tries = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&tries);
+    let mut definition = toolgate::ToolDefinition::new(
+        "read_file",
+        "Read a file.",
+        "public",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    );
+    definition.hints.read_only = true;
+    let read = toolgate::FnTool::new(definition, move |_, _| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Err(toolgate::ToolError::new("not_found", "no such file")) }
+    });
+    let registry = builder(&ran).tool(read).build().unwrap();
+    let model = Scripted::new([
+        calls(&[("c1", "read_file", r#"{"path": "Documents"}"#)]),
+        calls(&[("c2", "read_file", r#"{"path": "Documents"}"#)]),
+        text("There is no such file."),
+    ]);
+    Agent::builder(registry, model.clone())
+        .build()
+        .run(&Caller::new("cust-1", "customer"), "Read Documents")
+        .await
+        .unwrap();
+    assert_eq!(tries.load(Ordering::SeqCst), 1);
+    let results = last_results(&model.seen()[2]);
+    let error = results[0].1.as_ref().unwrap_err();
+    assert_eq!(error.code.as_str(), "not_found");
+    assert!(
+        error.message.contains("the same call as `c1`"),
+        "{}",
+        error.message
+    );
+    assert!(error.message.contains("no such file"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn after_a_turn_of_only_repeats_the_model_is_asked_for_its_answer_without_tools() {
+    let ran = Ran::default();
+    let model = Scripted::new([
+        turn(&[lookup("c1", "Rex")]),
+        turn(&[lookup("c2", "Rex")]),
+        text("Rex is a dog."),
+        text("You are welcome."),
+    ]);
+    let agent = Agent::builder(registry(&ran), model.clone()).build();
+    let caller = Caller::new("cust-1", "customer");
+    let run = agent.run(&caller, "What is Rex?").await.unwrap();
+    assert_eq!(run.text(), Some("Rex is a dog."));
+    let seen = model.seen();
+    assert_eq!(seen[1].tools, ["lookup_pet", "transfer"]);
+    assert!(
+        seen[2].tools.is_empty(),
+        "asked for its answer: {:?}",
+        seen[2].tools
+    );
+    // The next message of the conversation offers the tools again.
+    let options = toolgate::agent::RunOptions::default();
+    agent
+        .follow_up(&caller, run.id(), "Thanks", options)
+        .await
+        .unwrap();
+    assert_eq!(model.seen()[3].tools, ["lookup_pet", "transfer"]);
+}

@@ -119,6 +119,7 @@ async fn turn(
         Err(status) => return Some(status),
     };
     run.usage += reply.usage;
+    run.only_repeats = false;
     let ModelReply {
         text,
         calls,
@@ -234,8 +235,13 @@ fn delta_event(turn: u32, delta: Delta) -> EventKind {
     }
 }
 
-/// The caller's tools, narrowed by the selector (which may not add any).
+/// The caller's tools, narrowed by the selector (which may not add any); none after a turn
+/// whose every call was a repeat.
 fn tools_for_turn(settings: &Settings, run: &Run) -> Vec<Arc<ToolDefinition>> {
+    // A model that only repeated calls has its answers: it is asked for its answer.
+    if run.only_repeats {
+        return Vec::new();
+    }
     let visible = settings.registry.visible_to(&run.caller);
     let Some(selector) = &settings.selector else {
         return visible.to_vec();
@@ -256,10 +262,12 @@ async fn run_calls(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Option<RunStatus> {
-    let plans = plan::plan(settings, run, &calls, cut_off);
-    let (outcomes, over_limit, out_of_time) =
-        outcomes(settings, run, (&calls, &plans), (cancel, deadline)).await;
-    record_repeats(settings, run, (&calls, &plans), &outcomes).await;
+    let (outcomes, plans, over_limit, out_of_time) =
+        outcomes(settings, run, (&calls, cut_off), (cancel, deadline)).await;
+    record_answered_here(settings, run, (&calls, &plans), &outcomes).await;
+    run.only_repeats = plans
+        .iter()
+        .all(|plan| matches!(plan, Plan::Earlier(..) | Plan::SameTurnAs(_)));
     let slots: Vec<Slot> = calls
         .iter()
         .zip(outcomes)
@@ -293,56 +301,69 @@ async fn run_calls(
     })
 }
 
-/// One outcome per call, in order: the calls to run go through the registry (those over the
-/// run's limit do not run), repeats take the result they repeat. Also whether calls went
-/// over the limit, and whether time ran out.
+/// One outcome per call, in order, and how each was answered: segment by segment (see
+/// [`plan`]), the calls to run go through the registry (those over the run's limit do not
+/// run), repeats take the result they repeat. Also whether calls went over the limit, and
+/// whether time ran out.
 async fn outcomes(
     settings: &Settings,
     run: &mut Run,
-    (calls, plans): (&[ModelCall], &[Plan]),
+    (calls, cut_off): (&[ModelCall], bool),
     (cancel, deadline): (&CancellationToken, Option<Instant>),
-) -> (Vec<ToolOutcome>, bool, bool) {
-    let to_run: Vec<&ModelCall> = calls
-        .iter()
-        .zip(plans)
-        .filter(|(_, plan)| **plan == Plan::Run)
-        .map(|(call, _)| call)
-        .collect();
-    let room = settings.max_tool_calls.saturating_sub(run.exchange_calls);
-    let over_limit = to_run.len() > room;
-    let (allowed, refused) = to_run.split_at(room.min(to_run.len()));
-    run.exchange_calls += allowed.len();
-    let batch: Vec<ToolCall> = allowed.iter().map(|call| call.to_tool_call()).collect();
-    let (ran, out_of_time) = run_batch(settings, run, batch, cancel, deadline).await;
-    let refused = refused.iter().map(|call| over_the_limit(settings, call));
-    let mut ran = ran.into_iter().chain(refused);
+) -> (Vec<ToolOutcome>, Vec<Plan>, bool, bool) {
     let mut outcomes: Vec<ToolOutcome> = Vec::with_capacity(calls.len());
-    for (call, plan) in calls.iter().zip(plans) {
-        let outcome = match plan {
-            Plan::Run => ran.next().unwrap_or_else(|| over_the_limit(settings, call)),
-            Plan::Earlier(first, result) => plan::answered_from(call, first, result.clone()),
-            Plan::SameTurnAs(index) => plan::same_as(call, &outcomes[*index]),
-            Plan::CutOff => plan::cut_off(call),
-        };
-        outcomes.push(outcome);
+    let mut plans = Vec::with_capacity(calls.len());
+    let (mut over_limit, mut out_of_time) = (false, false);
+    while outcomes.len() < calls.len() {
+        let place = (outcomes.len(), cut_off);
+        let (range, segment) = plan::segment(settings, run, (calls, &outcomes), place);
+        let to_run: Vec<&ModelCall> = calls[range.clone()]
+            .iter()
+            .zip(&segment)
+            .filter(|(_, plan)| **plan == Plan::Run)
+            .map(|(call, _)| call)
+            .collect();
+        let room = settings.max_tool_calls.saturating_sub(run.exchange_calls);
+        over_limit |= to_run.len() > room;
+        let (allowed, refused) = to_run.split_at(room.min(to_run.len()));
+        run.exchange_calls += allowed.len();
+        let batch: Vec<ToolCall> = allowed.iter().map(|call| call.to_tool_call()).collect();
+        let (ran, late) = run_batch(settings, run, batch, cancel, deadline).await;
+        out_of_time |= late;
+        let refused = refused.iter().map(|call| over_the_limit(settings, call));
+        let mut ran = ran.into_iter().chain(refused);
+        for (call, plan) in calls[range].iter().zip(&segment) {
+            let outcome = match plan {
+                Plan::Run => ran.next().unwrap_or_else(|| over_the_limit(settings, call)),
+                Plan::Earlier(first, result) => plan::answered_from(call, first, result.clone()),
+                Plan::SameTurnAs(index) => plan::same_as(call, &outcomes[*index]),
+                Plan::CutOff => plan::cut_off(call),
+            };
+            outcomes.push(outcome);
+        }
+        plans.extend(segment);
     }
-    (outcomes, over_limit, out_of_time)
+    (outcomes, plans, over_limit, out_of_time)
 }
 
-/// Audits the calls answered from an earlier result (they did not reach the registry).
-async fn record_repeats(
+/// Audits the calls the loop answered itself (they did not reach the registry): repeats,
+/// and calls cut off.
+async fn record_answered_here(
     settings: &Settings,
     run: &Run,
     (calls, plans): (&[ModelCall], &[Plan]),
     outcomes: &[ToolOutcome],
 ) {
-    let repeated = calls.iter().zip(plans).zip(outcomes);
-    for ((call, _), outcome) in repeated.filter(|((_, plan), _)| **plan != Plan::Run) {
+    let answered = calls.iter().zip(plans).zip(outcomes);
+    for ((call, plan), outcome) in answered.filter(|((_, plan), _)| **plan != Plan::Run) {
         let record = LoopRecord {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: shown_arguments(settings, run, &call.name, &call.arguments),
-            decision: "repeated",
+            decision: match plan {
+                Plan::CutOff => "not_reached",
+                _ => "repeated",
+            },
             outcome: outcome
                 .error()
                 .map_or_else(|| "ok".to_owned(), |error| error.code.as_str().to_owned()),

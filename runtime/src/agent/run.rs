@@ -316,6 +316,10 @@ pub struct Run {
     /// envelopes are, every turn after).
     #[serde(default)]
     pub(crate) enveloped: bool,
+    /// Whether every call of the last turn repeated an earlier one: the model has what it
+    /// asked for, and its next request is sent without tools, for an answer.
+    #[serde(default)]
+    pub(crate) only_repeats: bool,
 }
 
 impl Run {
@@ -333,6 +337,7 @@ impl Run {
             waiting: Vec::new(),
             marker: super::envelope::new_marker(),
             enveloped: false,
+            only_repeats: false,
         }
     }
 
