@@ -247,7 +247,7 @@ fn an_example_naming_no_tool_is_refused_at_its_line() {
 fn a_real_model_answers() {
     let server = LlamaServer::start(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
     let project = Project::new(&format!(
-        "roles = [\"public\"]\nuser_tools = false\n\n[model]\nurl = \"{}/v1\"\nname = \"gemma\"\nparams = {{temperature = 0, max_tokens = 40}}\ntimeout = \"300s\"\n",
+        "roles = [\"public\"]\nuser_tools = false\n\n[model]\nurl = \"{}/v1\"\nname = \"gemma\"\nparams = {{temperature = 0, max_tokens = 60, stop = [\"<|im_end|>\"]}}\ntimeout = \"300s\"\n",
         server.base
     ));
     let ran = project
