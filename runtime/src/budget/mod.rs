@@ -17,6 +17,7 @@
 //! const DAY: Duration = Duration::from_secs(86_400);
 //! let registry = toolgate::Registry::builder()
 //!     .roles(["user"])
+//!     .linked_tools(false)
 //!     .budget(Budget::tokens(20_000))
 //!     .budget(Budget::cost(1.00).per_caller(DAY))
 //!     .budget(Budget::tool_calls(100).per_caller(DAY))
