@@ -3,11 +3,10 @@
 use crate::usage::Usage;
 use std::collections::BTreeMap;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{count, error_in_body, headers, reply, stopped_at_limit};
+use super::{count, error_in_body, headers, read_stream, reply, stopped_at_limit};
 use crate::agent::message::{Message, outcomes};
 use crate::agent::model::{
     Delta, Model, ModelError, ModelErrorKind, ModelFuture, ModelReply, ModelRequest,
@@ -93,7 +92,7 @@ impl Anthropic {
         let request_parts = (url.as_str(), &headers, &body);
         let read_stream = self
             .stream
-            .then_some(|events| read_stream(events, request.on_delta));
+            .then_some(|events| read_stream::<Streamed>(events, request.on_delta));
         let endpoint = &self.endpoint;
         endpoint
             .exchange(request_parts, read_stream, read_message)
@@ -164,26 +163,6 @@ enum Block {
     Other,
 }
 
-/// A streamed message: pieces as they come, then the message assembled and read like a
-/// whole one.
-async fn read_stream(
-    events: impl futures::Stream<Item = Result<(String, Value), ModelError>>,
-    on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
-) -> Result<ModelReply, ModelError> {
-    let mut events = std::pin::pin!(events);
-    let mut streamed = Streamed::default();
-    let emit = |delta: Delta| {
-        if let Some(on_delta) = on_delta {
-            on_delta(delta);
-        }
-    };
-    while let Some(event) = events.next().await {
-        let (_, data) = event?;
-        streamed.take(&data, &emit)?;
-    }
-    streamed.finished()
-}
-
 /// What a streamed message has brought so far.
 #[derive(Default)]
 struct Streamed {
@@ -193,8 +172,7 @@ struct Streamed {
     cut_off: bool,
 }
 
-impl Streamed {
-    /// Takes one event, its pieces shown to `emit` as they come.
+impl super::Streamed for Streamed {
     fn take(&mut self, data: &Value, emit: &dyn Fn(Delta)) -> Result<(), ModelError> {
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match data.get("type").and_then(Value::as_str).unwrap_or_default() {
@@ -232,7 +210,6 @@ impl Streamed {
         Ok(())
     }
 
-    /// The whole reply, once the stream ended.
     fn finished(self) -> Result<ModelReply, ModelError> {
         if !self.started {
             return Err(ModelError::malformed(

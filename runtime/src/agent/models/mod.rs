@@ -91,6 +91,36 @@ fn reply(
     }
 }
 
+/// A reply being streamed, event by event.
+trait Streamed: Default {
+    /// Takes one event's data, its pieces shown to `emit` as they come.
+    fn take(&mut self, data: &Value, emit: &dyn Fn(super::model::Delta)) -> Result<(), ModelError>;
+
+    /// The whole reply, once the stream ended.
+    fn finished(self) -> Result<super::model::ModelReply, ModelError>;
+}
+
+/// Reads a streamed reply: each event taken as it comes (its pieces shown to `on_delta`),
+/// then the whole reply.
+async fn read_stream<S: Streamed>(
+    events: impl futures::Stream<Item = Result<(String, Value), ModelError>>,
+    on_delta: Option<&(dyn Fn(super::model::Delta) + Send + Sync)>,
+) -> Result<super::model::ModelReply, ModelError> {
+    use futures::StreamExt as _;
+    let mut events = std::pin::pin!(events);
+    let mut streamed = S::default();
+    let emit = |delta| {
+        if let Some(on_delta) = on_delta {
+            on_delta(delta);
+        }
+    };
+    while let Some(event) = events.next().await {
+        let (_, data) = event?;
+        streamed.take(&data, &emit)?;
+    }
+    streamed.finished()
+}
+
 /// Whether the provider says, at `pointer` in `answer`, that the model stopped at its
 /// output limit (one of `reasons`).
 fn stopped_at_limit(answer: &Value, pointer: &str, reasons: &[&str]) -> bool {

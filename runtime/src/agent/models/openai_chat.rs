@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::endpoint::{Endpoint, endpoint_setters};
-use super::{count, error_in_body, reply, stopped_at_limit};
+use super::{count, error_in_body, read_stream, reply, stopped_at_limit};
 use crate::agent::message::{Message, ModelCall, outcomes};
 use crate::agent::model::{Delta, Model, ModelError, ModelFuture, ModelReply, ModelRequest};
 use crate::formats::openai;
@@ -83,7 +82,7 @@ impl OpenAiChat {
         let request_parts = (url.as_str(), &headers, &body);
         let read_stream = self
             .stream
-            .then_some(|events| read_stream(events, request.on_delta));
+            .then_some(|events| read_stream::<Streamed>(events, request.on_delta));
         let endpoint = &self.endpoint;
         endpoint
             .exchange(request_parts, read_stream, read_completion)
@@ -158,25 +157,6 @@ struct PartialCall {
     arguments: String,
 }
 
-/// A streamed completion: text and tool-call pieces as they come, then the whole reply.
-async fn read_stream(
-    events: impl futures::Stream<Item = Result<(String, Value), ModelError>>,
-    on_delta: Option<&(dyn Fn(Delta) + Send + Sync)>,
-) -> Result<ModelReply, ModelError> {
-    let mut events = std::pin::pin!(events);
-    let mut streamed = Streamed::default();
-    let emit = |delta: Delta| {
-        if let Some(on_delta) = on_delta {
-            on_delta(delta);
-        }
-    };
-    while let Some(event) = events.next().await {
-        let (_, chunk) = event?;
-        streamed.take(&chunk, &emit)?;
-    }
-    streamed.finished()
-}
-
 /// What a streamed completion has brought so far.
 #[derive(Default)]
 struct Streamed {
@@ -187,8 +167,7 @@ struct Streamed {
     cut_off: bool,
 }
 
-impl Streamed {
-    /// Takes one chunk, its pieces shown to `emit` as they come.
+impl super::Streamed for Streamed {
     fn take(&mut self, chunk: &Value, emit: &dyn Fn(Delta)) -> Result<(), ModelError> {
         self.chunks += 1;
         if let Some(error) = error_in_body(chunk) {
@@ -215,32 +194,6 @@ impl Streamed {
         Ok(())
     }
 
-    /// A piece of a tool call: its id and name once, then its arguments' text in pieces.
-    fn take_call_piece(&mut self, piece: &Value, emit: &dyn Fn(Delta)) {
-        let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let call = self.calls.entry(index).or_default();
-        let text = |pointer: &str| piece.pointer(pointer).and_then(Value::as_str);
-        let (id, name) = (
-            text("/id").map(str::to_owned),
-            text("/function/name").map(str::to_owned),
-        );
-        let arguments = text("/function/arguments").unwrap_or("");
-        if let Some(id) = &id {
-            call.id.clone_from(id);
-        }
-        if let Some(name) = &name {
-            call.name.push_str(name);
-        }
-        call.arguments.push_str(arguments);
-        emit(Delta::ToolCall {
-            index,
-            id,
-            name,
-            arguments: arguments.to_owned(),
-        });
-    }
-
-    /// The whole reply, once the stream ended.
     fn finished(self) -> Result<ModelReply, ModelError> {
         if self.chunks == 0 {
             return Err(ModelError::malformed(
@@ -275,5 +228,32 @@ impl Streamed {
             correction: None,
             cut_off: self.cut_off,
         })
+    }
+}
+
+impl Streamed {
+    /// A piece of a tool call: its id and name once, then its arguments' text in pieces.
+    fn take_call_piece(&mut self, piece: &Value, emit: &dyn Fn(Delta)) {
+        let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let call = self.calls.entry(index).or_default();
+        let text = |pointer: &str| piece.pointer(pointer).and_then(Value::as_str);
+        let (id, name) = (
+            text("/id").map(str::to_owned),
+            text("/function/name").map(str::to_owned),
+        );
+        let arguments = text("/function/arguments").unwrap_or("");
+        if let Some(id) = &id {
+            call.id.clone_from(id);
+        }
+        if let Some(name) = &name {
+            call.name.push_str(name);
+        }
+        call.arguments.push_str(arguments);
+        emit(Delta::ToolCall {
+            index,
+            id,
+            name,
+            arguments: arguments.to_owned(),
+        });
     }
 }
