@@ -87,24 +87,8 @@ async fn wait_through<'e>(
                     .and_then(|finished| ran(run.config, entry, (run.caller, id), finished));
                 Next::Ran(carried, result)
             }
-            Wait::Limits => {
-                let limits = &run.config.governance.limits;
-                let name = &entry.definition.name;
-                match Box::pin(limits.check(run.caller.id(), name)).await {
-                    Ok(()) => Next::Authorize(carried),
-                    Err(error) => Next::Finished(carried, Err(error)),
-                }
-            }
-            Wait::Budgets => {
-                let budgets = &run.config.governance.budgets;
-                match budgets.take_call(run.caller, run.run_id).await {
-                    Ok(()) => Next::Counted(carried),
-                    Err(error) => {
-                        spent(run, &error);
-                        Next::Finished(carried, Err(error))
-                    }
-                }
-            }
+            Wait::Limits => limited(run, entry, carried).await,
+            Wait::Budgets => counted(run, carried).await,
             Wait::Approval(asked) => {
                 let asking = run.asking(entry, id);
                 let (reason, staging) = *asked;
@@ -178,6 +162,28 @@ impl Next {
             Next::Run(carried) => walk.run_tool(carried),
             Next::Ran(carried, result) => walk.ran(carried, result),
             Next::Finished(carried, result) => walk.finished(carried.arguments, result),
+        }
+    }
+}
+
+/// Past the call's rate limits, or its end where one refuses it.
+async fn limited(run: &Run<'_>, entry: &Entry, carried: Carried) -> Next {
+    let limits = &run.config.governance.limits;
+    let name = &entry.definition.name;
+    match Box::pin(limits.check(run.caller.id(), name)).await {
+        Ok(()) => Next::Authorize(carried),
+        Err(error) => Next::Finished(carried, Err(error)),
+    }
+}
+
+/// Past the call's budgets, or its end where one is spent.
+async fn counted(run: &Run<'_>, carried: Carried) -> Next {
+    let budgets = &run.config.governance.budgets;
+    match budgets.take_call(run.caller, run.run_id).await {
+        Ok(()) => Next::Counted(carried),
+        Err(error) => {
+            spent(run, &error);
+            Next::Finished(carried, Err(error))
         }
     }
 }
