@@ -32,6 +32,36 @@ pub(crate) fn link(record: &AuditRecord, seq: u64, prev_hash: &str) -> Link {
     Link { body, hash }
 }
 
+/// A record's linked body with the two values that link it left out, for a database to
+/// fill in where the chain's head is (PostgreSQL links a group of records in one statement):
+/// the body is `first`, the previous hash, `middle`, the number, `last`.
+#[cfg(feature = "postgres")]
+pub(crate) struct Unlinked {
+    pub(crate) first: String,
+    pub(crate) middle: String,
+    pub(crate) last: String,
+}
+
+/// `record`'s body as [`link`] writes it, split where the previous hash and the number go.
+#[cfg(feature = "postgres")]
+pub(crate) fn unlinked(record: &AuditRecord) -> Unlinked {
+    let Link { body, .. } = link(record, 0, "");
+    // Both keys are the record's own, after every nested object (its arguments): keys are
+    // sorted, and a string holds no bare quote, so the last of each is the record's.
+    let hash_at = body
+        .rfind(r#""prev_hash":""#)
+        .map(|at| at + r#""prev_hash":""#.len());
+    let seq_at = body.rfind(r#""seq":0"#).map(|at| at + r#""seq":"#.len());
+    let (Some(hash_at), Some(seq_at)) = (hash_at, seq_at) else {
+        unreachable!("a linked body names its previous hash and number");
+    };
+    Unlinked {
+        first: body[..hash_at].to_owned(),
+        middle: body[hash_at..seq_at].to_owned(),
+        last: body[seq_at + 1..].to_owned(),
+    }
+}
+
 /// A chain that checked out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedChain {
@@ -144,5 +174,20 @@ impl ChainChecker {
             records: self.expected_seq,
             last_hash: Some(self.previous),
         })
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    #[test]
+    fn an_unlinked_body_filled_in_is_the_linked_one() {
+        let mut record = crate::audit::test_record("ann", "c1");
+        // Nested keys named like the linking ones do not confuse the split.
+        record.arguments = serde_json::json!({"prev_hash": "", "seq": 0, "x": {"seq": 0}});
+        for (seq, prev) in [(0, super::GENESIS), (41, "ab12"), (1_000_000_007, "ff")] {
+            let parts = super::unlinked(&record);
+            let filled = format!("{}{prev}{}{seq}{}", parts.first, parts.middle, parts.last);
+            assert_eq!(filled, super::link(&record, seq, prev).body);
+        }
     }
 }

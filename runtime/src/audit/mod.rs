@@ -14,6 +14,8 @@ mod watch;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+#[cfg(feature = "postgres")]
+pub(crate) use chain::unlinked;
 pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use chain::{ChainChecker, GENESIS, Link, link};

@@ -29,6 +29,8 @@
 //! toolgate ([`StoreError::NewerSchema`]).
 
 #[cfg(feature = "postgres")]
+mod group_commit;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod rows;

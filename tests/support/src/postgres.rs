@@ -80,6 +80,43 @@ impl TempPostgres {
         self.port
     }
 
+    /// Runs `pgbench` on `database` (an address from [`new_database`](Self::new_database))
+    /// with `script` for `seconds`, `clients` at once: the transactions per second it
+    /// reports.
+    pub fn pgbench(&self, database: &str, script: &str, clients: u32, seconds: u32) -> f64 {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = database.rsplit('/').next().unwrap_or(database);
+        let file = self.folder.path().join(format!(
+            "bench-{}.sql",
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::write(&file, script).expect("the pgbench script is written");
+        let output = self
+            .command("pgbench")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER])
+            .args([
+                "-n",
+                "-M",
+                "prepared",
+                "-c",
+                &clients.to_string(),
+                "-j",
+                "2",
+            ])
+            .args(["-T", &seconds.to_string(), "-f"])
+            .arg(&file)
+            .arg(name)
+            .output()
+            .expect("pgbench runs");
+        check("pgbench", &output);
+        let report = String::from_utf8_lossy(&output.stdout);
+        report
+            .lines()
+            .find_map(|line| line.strip_prefix("tps = "))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("pgbench reported no tps:\n{report}"))
+    }
+
     fn data(&self) -> PathBuf {
         self.folder.path().join("data")
     }

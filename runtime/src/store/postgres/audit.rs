@@ -1,47 +1,57 @@
-//! The audit chain in PostgreSQL: an append locks the chain's head row (`FOR UPDATE`), links
-//! the record to it and moves the head, in one transaction, so concurrent writers on every
-//! instance extend one chain in one order.
+//! The audit chain in PostgreSQL: the records waiting at the same moment in an instance are
+//! appended together (a group commit), in one statement, one round trip: a function
+//! (created with the tables) locks the chain's head row (`FOR UPDATE`), links each record to
+//! the one before exactly as `audit::link` does, inserts it and moves the head, so concurrent
+//! writers on every instance extend one chain in one order, and the head is held only while
+//! the server works, never across a round trip.
 
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
-use crate::audit::{AuditRecord, AuditStore, ChainBreak, ChainChecker, Link, VerifiedChain, link};
+use crate::audit::{AuditRecord, AuditStore, ChainBreak, ChainChecker, VerifiedChain, unlinked};
+use crate::store::StoreError;
 use crate::store::StoreFuture;
 use crate::store::rows::record_from_body;
 
-const LOCK_HEAD: &str = "SELECT next_seq, hash FROM toolgate_audit_head WHERE id = 1 FOR UPDATE";
-const INSERT: &str = "INSERT INTO toolgate_audit (seq, caller, body, hash) VALUES ($1, $2, $3, $4)";
-const MOVE_HEAD: &str = "UPDATE toolgate_audit_head SET next_seq = $1, hash = $2 WHERE id = 1";
+const APPEND: &str =
+    "SELECT toolgate_audit_append_v1($1::text[], $2::text[], $3::text[], $4::text[])";
+
+impl PostgresStore {
+    /// Appends `records`, in order, in one statement: all of them or none.
+    async fn append_all(self, records: Vec<AuditRecord>) -> Result<(), StoreError> {
+        let (mut callers, mut firsts, mut middles, mut lasts) = (
+            Vec::with_capacity(records.len()),
+            Vec::with_capacity(records.len()),
+            Vec::with_capacity(records.len()),
+            Vec::with_capacity(records.len()),
+        );
+        for record in records {
+            let parts = unlinked(&record);
+            callers.push(record.caller);
+            firsts.push(parts.first);
+            middles.push(parts.middle);
+            lasts.push(parts.last);
+        }
+        let client = self.client().await?;
+        let append = client.prepare_cached(APPEND).await.map_err(self.failed())?;
+        let parts: [&(dyn ToSql + Sync); 4] = [&callers, &firsts, &middles, &lasts];
+        client
+            .execute(&append, &parts)
+            .await
+            .map_err(self.failed())?;
+        Ok(())
+    }
+}
 
 impl AuditStore for PostgresStore {
     fn append(&self, record: AuditRecord) -> StoreFuture<'_, ()> {
+        let store = self.clone();
         Box::pin(async move {
-            let mut client = self.client().await?;
-            let transaction = client.transaction().await.map_err(self.failed())?;
-            // Prepared once per connection, and the two writes sent together: the head row
-            // stays locked for as few round trips as possible.
-            let (head, insert, update) = tokio::try_join!(
-                transaction.prepare_cached(LOCK_HEAD),
-                transaction.prepare_cached(INSERT),
-                transaction.prepare_cached(MOVE_HEAD),
-            )
-            .map_err(self.failed())?;
-            let head = transaction
-                .query_one(&head, &[])
+            let appending = &self.inner.appending;
+            appending
+                .submit(record, move |records| store.append_all(records))
                 .await
-                .map_err(self.failed())?;
-            let (seq, prev_hash): (i64, String) = (head.get(0), head.get(1));
-            let Link { body, hash } = link(&record, seq as u64, &prev_hash);
-            let next = seq + 1;
-            let row: [&(dyn ToSql + Sync); 4] = [&seq, &record.caller, &body, &hash];
-            let head: [&(dyn ToSql + Sync); 2] = [&next, &hash];
-            tokio::try_join!(
-                transaction.execute(&insert, &row),
-                transaction.execute(&update, &head),
-            )
-            .map_err(self.failed())?;
-            transaction.commit().await.map_err(self.failed())
         })
     }
 

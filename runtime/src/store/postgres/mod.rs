@@ -34,6 +34,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
+use crate::store::group_commit::GroupCommit;
 use crate::store::rows::Every;
 use crate::store::{StoreError, Stores};
 
@@ -56,6 +57,8 @@ struct Inner {
     pool: Pool,
     /// When to drop rate-limit budgets that are full again.
     clean_budgets: Every<1024>,
+    /// Audit records waiting to be appended together.
+    appending: GroupCommit<crate::audit::AuditRecord>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -95,6 +98,7 @@ impl PostgresStore {
                 name,
                 pool,
                 clean_budgets: Every::default(),
+                appending: GroupCommit::default(),
             }),
         };
         let mut client = store.client().await?;
@@ -136,8 +140,24 @@ impl PostgresStore {
 
     /// Maps a driver error to the store's error.
     fn failed(&self) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
-        move |error| StoreError::unavailable(self.inner.name.clone(), error)
+        move |error| StoreError::unavailable(self.inner.name.clone(), described(&error))
     }
+}
+
+/// What went wrong, in the server's words where it answered (the driver's own text for a
+/// server's error is only "db error").
+fn described(error: &tokio_postgres::Error) -> String {
+    let Some(server) = error.as_db_error() else {
+        return error.to_string();
+    };
+    let mut text = format!("{}: {}", server.severity(), server.message());
+    if let Some(detail) = server.detail() {
+        text.push_str(&format!(" ({detail})"));
+    }
+    if let Some(hint) = server.hint() {
+        text.push_str(&format!("; {hint}"));
+    }
+    text
 }
 
 /// Where the database is, without credentials.
