@@ -246,3 +246,30 @@ async fn after_a_turn_of_only_repeats_the_model_is_asked_for_its_answer_without_
         .unwrap();
     assert_eq!(model.seen()[3].tools, ["lookup_pet", "transfer"]);
 }
+
+#[tokio::test]
+async fn a_call_refused_at_the_tool_call_limit_runs_when_asked_again() {
+    let ran = Ran::default();
+    let model = Scripted::new([
+        turn(&[lookup("c1", "Rex"), lookup("c2", "Bella")]),
+        turn(&[lookup("c3", "Bella")]),
+        text("Both are dogs."),
+    ]);
+    let agent = Agent::builder(registry(&ran), model.clone())
+        .max_tool_calls(1)
+        .build();
+    let caller = Caller::new("cust-1", "customer");
+    let run = agent.run(&caller, "Rex and Bella?").await.unwrap();
+    // The first turn ran Rex and refused Bella at the limit; the run stopped there.
+    assert_eq!(run.status().name(), "tool_call_limit");
+    let refused = run.calls()[1].result.as_ref().unwrap_err();
+    assert_eq!(refused.code.as_str(), "tool_call_limit");
+    // Asked again in the next message, Bella runs: a refusal is no answer to repeat.
+    let options = toolgate::agent::RunOptions::default();
+    let run = agent
+        .follow_up(&caller, run.id(), "Go on", options)
+        .await
+        .unwrap();
+    assert_eq!(run.text(), Some("Both are dogs."));
+    assert_eq!(ran.lookups.load(Ordering::SeqCst), 2);
+}

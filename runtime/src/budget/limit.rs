@@ -139,11 +139,11 @@ impl Budget {
 
     /// Counted per caller, per `period` (at least a second), instead of per run.
     pub fn per_caller(mut self, period: Duration) -> Self {
-        let renamed = self.name == self.default_name();
+        let named_by_default = self.name == self.default_name();
         self.scope = Scope::Caller {
             period: period.max(Duration::from_secs(1)),
         };
-        if renamed {
+        if named_by_default {
             self.name = self.default_name();
         }
         self

@@ -87,10 +87,11 @@ const NOT_RUN: [&str; 3] = [
 fn lasting(result: &Result<Value, ToolError>, is_content: bool) -> bool {
     match result {
         Ok(_) => !is_content,
-        Err(error) => matches!(
-            error.code,
-            ErrorCode::ExecutionFailed | ErrorCode::Custom(_)
-        ),
+        Err(error) => match &error.code {
+            ErrorCode::ExecutionFailed => true,
+            ErrorCode::Custom(code) => !NOT_RUN.contains(&code.as_ref()),
+            _ => false,
+        },
     }
 }
 
