@@ -2,13 +2,13 @@
 //! an estimate of what it will use, settled to what the provider reports; a spent budget
 //! stops the run, with an event and an audit record.
 
+use serde_json::json;
+
 use super::builder::Settings;
 use super::message::Message;
 use super::model::{ModelError, ModelReply};
 use super::run::{Run, RunStatus};
 use crate::budget::{BudgetExhausted, Refusal, Reservation};
-use serde_json::json;
-
 use crate::events::EventKind;
 use crate::registry::{LoopRecord, MODEL_REQUEST};
 use crate::usage::Usage;
@@ -52,7 +52,8 @@ pub(crate) async fn reserve(
 }
 
 /// Settles what a request reserved to what it used, or gives it back if it failed. (A
-/// request cut off, cancelled or out of time, is not settled: its estimate stays counted.)
+/// request cancelled or out of time before its answer is not settled: its estimate stays
+/// counted.)
 pub(crate) async fn settle(
     settings: &Settings,
     reservation: Option<Reservation>,
