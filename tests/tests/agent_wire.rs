@@ -212,6 +212,15 @@ async fn openai_responses_sends_function_calls_and_their_outputs_by_call_id() {
     assert_eq!(input[2]["call_id"], "call_9");
 }
 
+/// An Anthropic stream: each event named by its `type`, as the API names them.
+fn anthropic_stream(events: &[Value]) -> Reply {
+    let named: Vec<(Option<&str>, Value)> = events
+        .iter()
+        .map(|data| (data["type"].as_str(), data.clone()))
+        .collect();
+    Reply::events(&named, false)
+}
+
 fn anthropic_message(content: Value) -> Reply {
     Reply::json(
         json!({"type": "message", "role": "assistant", "content": content,
@@ -264,44 +273,18 @@ async fn anthropic_sends_tool_results_in_one_user_message_in_call_order() {
 
 #[tokio::test]
 async fn anthropic_streams_text_and_tool_input_pieces() {
-    let event = |name: &str, data: Value| (Some(name.to_owned()), data);
-    let events: Vec<(Option<String>, Value)> = vec![
-        event(
-            "message_start",
-            json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}}),
-        ),
-        event(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking"}}),
-        ),
-        event(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_9", "name": "lookup_pet", "input": {}}}),
-        ),
-        event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"name\":"}}),
-        ),
-        event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"Rex\"}"}}),
-        ),
-        event(
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
-        ),
-        event("message_stop", json!({"type": "message_stop"})),
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking"}}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_9", "name": "lookup_pet", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"name\":"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"Rex\"}"}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        json!({"type": "message_stop"}),
     ];
-    let events: Vec<(Option<&str>, Value)> = events
-        .iter()
-        .map(|(name, data)| (name.as_deref(), data.clone()))
-        .collect();
     let server = ModelServer::start([
-        Reply::events(&events, false),
+        anthropic_stream(&events),
         anthropic_message(json!([{"type": "text", "text": "A dog."}])),
     ])
     .await;
@@ -619,29 +602,13 @@ async fn an_answer_cut_off_at_the_output_limit_is_its_own_status_in_every_format
     let status = one_answer(anthropic, |base| Box::new(Anthropic::new(base, "c"))).await;
     assert_eq!(status, cut);
 
-    let event = |name: &'static str, data: Value| (Some(name), data);
-    let anthropic_stream = Reply::events(
-        &[
-            event(
-                "message_start",
-                json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}}),
-            ),
-            event(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            ),
-            event(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Rex is a"}}),
-            ),
-            event(
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 3}}),
-            ),
-            event("message_stop", json!({"type": "message_stop"})),
-        ],
-        false,
-    );
+    let anthropic_stream = anthropic_stream(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Rex is a"}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 3}}),
+        json!({"type": "message_stop"}),
+    ]);
     let status = one_answer(anthropic_stream, |base| {
         Box::new(Anthropic::new(base, "c").stream(true))
     })
