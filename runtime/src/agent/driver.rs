@@ -164,7 +164,11 @@ async fn ask_model(
     };
     stage::before_request(&settings.stages, &seen)?;
     let system = system_prompt(settings, run, &tools);
-    let reservation = spend::reserve(settings, run, system.as_deref()).await?;
+    // Boxed: most agents have no budget, and their every turn's future stays small.
+    let reservation = match spend::counts(settings) {
+        true => Box::pin(spend::reserve(settings, run, system.as_deref())).await?,
+        false => None,
+    };
     publish(settings, run, || EventKind::ModelRequest {
         turn,
         tools: tools.len(),
@@ -182,7 +186,9 @@ async fn ask_model(
         _ = cancel.cancelled() => return Err(RunStatus::Cancelled),
         _ = sleep_until(deadline) => return Err(time_budget(settings)),
     };
-    spend::settle(settings, reservation, &reply).await;
+    if let Some(reservation) = reservation {
+        Box::pin(spend::settle(settings, reservation, &reply)).await;
+    }
     let mut reply = reply.map_err(|error| model_failed(run, error))?;
     stage::after_response(&settings.stages, &seen, &mut reply)?;
     publish(settings, run, || EventKind::ModelResponse {
@@ -264,7 +270,15 @@ async fn run_calls(
 ) -> Option<RunStatus> {
     let (outcomes, plans, over_limit, out_of_time) =
         outcomes(settings, run, (&calls, cut_off), (cancel, deadline)).await;
-    record_answered_here(settings, run, (&calls, &plans), &outcomes).await;
+    if plans.iter().any(|plan| *plan != Plan::Run) {
+        Box::pin(record_answered_here(
+            settings,
+            run,
+            (&calls, &plans),
+            &outcomes,
+        ))
+        .await;
+    }
     run.only_repeats = plans
         .iter()
         .all(|plan| matches!(plan, Plan::Earlier(..) | Plan::SameTurnAs(_)));

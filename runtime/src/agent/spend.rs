@@ -16,17 +16,19 @@ use crate::usage::Usage;
 /// Bytes of text per token, for the estimate of a request's prompt.
 const BYTES_PER_TOKEN: usize = 4;
 
+/// Whether a budget counts what model requests use (else nothing is reserved).
+pub(crate) fn counts(settings: &Settings) -> bool {
+    settings.registry.governance().budgets.counts_models()
+}
+
 /// Reserves a request's estimate from the caller's and the run's budgets, or the status the
-/// run stops with. `None` when no budget counts model requests.
+/// run stops with.
 pub(crate) async fn reserve(
     settings: &Settings,
     run: &Run,
     system: Option<&str>,
 ) -> Result<Option<Reservation>, RunStatus> {
     let budgets = &settings.registry.governance().budgets;
-    if !budgets.counts_models() {
-        return Ok(None);
-    }
     let estimate = Usage {
         input_tokens: prompt_bytes(system, &run.transcript).div_ceil(BYTES_PER_TOKEN) as u64,
         output_tokens: 0,
@@ -56,12 +58,9 @@ pub(crate) async fn reserve(
 /// counted.)
 pub(crate) async fn settle(
     settings: &Settings,
-    reservation: Option<Reservation>,
+    reservation: Reservation,
     reply: &Result<ModelReply, ModelError>,
 ) {
-    let Some(reservation) = reservation else {
-        return;
-    };
     let budgets = &settings.registry.governance().budgets;
     match reply {
         Ok(reply) => {

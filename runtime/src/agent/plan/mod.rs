@@ -23,7 +23,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::builder::Settings;
-use super::message::ModelCall;
+use super::message::{Message, ModelCall};
 use super::run::Run;
 use crate::call::ToolOutcome;
 use crate::error::ToolError;
@@ -62,14 +62,15 @@ pub(crate) fn segment(
         .count();
     let end = (start + reads + 1).min(calls.len());
     let mut plans = vec![Plan::Run; end - start];
-    if reads > 0 {
+    let segment_reads = &calls[start..start + reads];
+    if reads > 0 && may_repeat(segment_reads, &run.transcript, &calls[..start]) {
         let this_turn = calls[..start]
             .iter()
             .zip(done)
             .map(|(call, outcome)| (call, &outcome.result, outcome.is_content));
         let earlier = answered((&run.transcript, &run.marker), this_turn, read_only);
         let mut first_of: HashMap<Key, usize> = HashMap::new();
-        for (index, call) in (start..start + reads).zip(&calls[start..start + reads]) {
+        for (index, call) in (start..start + reads).zip(segment_reads) {
             let Some(key) = key_of(call) else { continue };
             if let Some(&first) = first_of.get(&key) {
                 plans[index - start] = Plan::SameTurnAs(first);
@@ -88,4 +89,20 @@ pub(crate) fn segment(
         }
     }
     (start..end, plans)
+}
+
+/// Whether a call of `reads` may repeat another: a tool called twice among them, or called
+/// before in the run. Most turns call tools anew, and are told so without reading any
+/// arguments.
+fn may_repeat(reads: &[ModelCall], transcript: &[Message], this_turn: &[ModelCall]) -> bool {
+    let named = |name: &str| reads.iter().any(|call| call.name == name);
+    let twice = reads
+        .iter()
+        .enumerate()
+        .any(|(index, call)| reads[..index].iter().any(|other| other.name == call.name));
+    let earlier = transcript.iter().any(|message| match message {
+        Message::Assistant { calls, .. } => calls.iter().any(|call| named(&call.name)),
+        _ => false,
+    });
+    twice || earlier || this_turn.iter().any(|call| named(&call.name))
 }
