@@ -160,6 +160,7 @@ async fn a_tool_call_budget_counts_calls_that_run_and_refuses_the_rest_with_the_
         .audit_store(MemoryAuditStore::new(100))
         .build()
         .unwrap();
+    let mut events = registry.events();
     let call = |id: &str, name: &str| ToolCall::new(id, name, json!({"name": "Rex"}));
     // A call refused before it runs (invalid arguments, a tool above the role) is free.
     let refused = registry
@@ -201,6 +202,24 @@ async fn a_tool_call_budget_counts_calls_that_run_and_refuses_the_rest_with_the_
             limit: 2.0,
         })
     );
+    let mut spent = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let EventKind::BudgetExhausted {
+            budget,
+            used,
+            limit,
+        } = &event.kind
+        {
+            spent.push((event.caller.clone(), budget.clone(), *used, *limit));
+        }
+    }
+    let expected = (
+        "cust-1".to_owned(),
+        "tool_calls_per_caller_per_1d".to_owned(),
+        2.0,
+        2.0,
+    );
+    assert_eq!(spent, [expected], "one event, for the refused call");
     let history = registry.history("cust-1", 10).await.unwrap();
     let record = history
         .iter()

@@ -22,6 +22,8 @@ const RUN_COUNTS_KEPT: Duration = Duration::from_secs(30 * 86_400);
 /// The budgets of a registry, and where their counts are kept.
 pub(crate) struct Budgets {
     budgets: Vec<Budget>,
+    /// What the budgets count, known once they are added: every call's path asks.
+    counts: Counts,
     pub(crate) prices: Prices,
     pub(crate) store: Arc<dyn BudgetStore>,
 }
@@ -30,10 +32,19 @@ impl Default for Budgets {
     fn default() -> Self {
         Budgets {
             budgets: Vec::new(),
+            counts: Counts::default(),
             prices: Prices::default(),
             store: Arc::new(MemoryBudgetStore::default()),
         }
     }
+}
+
+/// Which kinds of thing some budget counts.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    calls: bool,
+    models: bool,
+    cost: bool,
 }
 
 /// Why a reservation was refused.
@@ -54,28 +65,22 @@ pub(crate) struct Reservation {
 
 impl Budgets {
     pub(crate) fn add(&mut self, budget: Budget) {
+        let measure = budget.measure();
+        self.counts.calls |= !measure.of_models();
+        self.counts.models |= measure.of_models();
+        self.counts.cost |= measure == Measure::Cost;
         self.budgets.push(budget);
     }
 
     /// Whether a budget counts tool calls (the call's path then has a step for them).
+    #[inline]
     pub(crate) fn counts_calls(&self) -> bool {
-        self.budgets
-            .iter()
-            .any(|budget| !budget.measure().of_models())
+        self.counts.calls
     }
 
     /// Whether a budget counts what model requests use.
     pub(crate) fn counts_models(&self) -> bool {
-        self.budgets
-            .iter()
-            .any(|budget| budget.measure().of_models())
-    }
-
-    /// Whether a budget counts money, which takes a price for each model.
-    fn counts_cost(&self) -> bool {
-        self.budgets
-            .iter()
-            .any(|budget| budget.measure() == Measure::Cost)
+        self.counts.models
     }
 
     /// Takes one call from each call budget of the caller (and of the run, if the call is
@@ -103,7 +108,7 @@ impl Budgets {
         model: &str,
         estimate: Usage,
     ) -> Result<Reservation, Refusal> {
-        if self.counts_cost() && self.prices.price_of(model).is_none() {
+        if self.counts.cost && self.prices.price_of(model).is_none() {
             return Err(Refusal::Unpriced);
         }
         let amount = |measure: Measure| self.amount(measure, model, estimate).map(|n| n.max(1));
