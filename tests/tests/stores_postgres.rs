@@ -6,7 +6,12 @@ mod store_suite;
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use serde_json::json;
 use store_suite::{Count, Open, Tamper};
+use toolgate::ToolCall;
+use toolgate::events::EventKind;
 use toolgate::store::StoreError;
 use toolgate::store::postgres::PostgresStore;
 use toolgate_test_support::TempPostgres;
@@ -203,4 +208,56 @@ async fn one_token_budget_across_instances() {
         store_suite::one_token_budget_across_instances(opener(&url)).await;
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_are_heard_on_every_instance_once() {
+    scenario(async |url| {
+        store_suite::approvals_are_heard_on_every_instance_once(opener(&url)).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_whose_connections_are_cut_catches_up_once() {
+    scenario(async |url| {
+        let b = format!("{url}?application_name=instance-b");
+        a_follower_cut_off_catches_up_once(opener(&url), opener(&b), counter(&url)).await;
+    })
+    .await;
+}
+
+/// B's connections to the database are cut (`cut_b` runs the SQL that does it) while A makes
+/// calls: once B is back, its subscriber hears of every call A made, in order, once.
+async fn a_follower_cut_off_catches_up_once(open_a: Open, open_b: Open, cut_b: Count) {
+    let (a, b) = (
+        store_suite::instance(&open_a).await,
+        store_suite::instance(&open_b).await,
+    );
+    let mut on_b = b.events();
+    store_suite::warm_up(&a, &mut on_b, "warm").await;
+    let _ = store_suite::rest(&mut on_b).await;
+    let cut = cut_b("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN ('instance-b', 'toolgate events')").await;
+    assert!(
+        cut >= 2,
+        "B's listener and its pool's connections are cut ({cut})"
+    );
+    let made: Vec<String> = (0..30).map(|n| format!("gap-{n}")).collect();
+    for id in &made {
+        let call = ToolCall::new(id.as_str(), "ping", json!({"note": id}));
+        assert!(a.call(&store_suite::alice(), call).await.result.is_ok());
+    }
+    let mut heard = Vec::new();
+    while heard.len() < made.len() {
+        let event = tokio::time::timeout(Duration::from_secs(20), on_b.recv())
+            .await
+            .expect("B catches up within twenty seconds")
+            .unwrap();
+        if let EventKind::CallFinished { call_id, .. } = &event.kind {
+            heard.push(call_id.clone());
+        }
+    }
+    assert_eq!(heard, made);
+    let again = store_suite::rest(&mut on_b).await;
+    assert!(again.is_empty(), "heard twice: {again:?}");
 }

@@ -73,6 +73,7 @@ pub struct RegistryBuilder {
     audit_store: Option<Arc<dyn AuditStore>>,
     audit_mode: Option<AuditMode>,
     grants: Arc<dyn GrantStore>,
+    event_log: Option<Arc<dyn crate::events::EventLog>>,
     expected_tools: Vec<String>,
     expected_groups: Vec<String>,
     scorer: Option<Box<dyn Scorer>>,
@@ -118,6 +119,7 @@ impl Default for RegistryBuilder {
             audit_store: None,
             audit_mode: None,
             grants: Arc::new(MemoryGrantStore::default()),
+            event_log: None,
             expected_tools: Vec::new(),
             expected_groups: Vec::new(),
             scorer: None,
@@ -317,6 +319,13 @@ impl RegistryBuilder {
         self.rate_limits.store = rate_limits;
         self.budgets.store = budgets;
         self.audit_store = Some(audit);
+        self
+    }
+
+    /// Shares the events people act on with the other instances through `log` (see
+    /// [`crate::events`]).
+    pub(crate) fn event_log(mut self, log: Option<Arc<dyn crate::events::EventLog>>) -> Self {
+        self.event_log = log;
         self
     }
 
@@ -654,14 +663,17 @@ impl RegistryBuilder {
         None
     }
 
-    /// The registry's event channel, watched by its telemetry if it has one.
+    /// The registry's event channel, watched by its telemetry if it has one, shared with
+    /// the other instances if the stores are.
     fn event_bus(&self) -> EventBus {
         #[cfg(feature = "otel")]
-        if let Some(telemetry) = &self.telemetry {
-            let shared = Arc::clone(telemetry.shared());
-            return EventBus::watched_by(crate::telemetry::watcher(shared));
-        }
-        EventBus::default()
+        let watcher = self
+            .telemetry
+            .as_ref()
+            .map(|telemetry| crate::telemetry::watcher(Arc::clone(telemetry.shared())));
+        #[cfg(not(feature = "otel"))]
+        let watcher = None;
+        EventBus::new(watcher, self.event_log.clone())
     }
 }
 

@@ -48,6 +48,7 @@ pub use crate::agent::{MemoryRunStore, RunStore};
 pub use crate::approval::{GrantStore, MemoryGrantStore, MemoryPendingStore, PendingStore};
 pub use crate::audit::{AuditStore, MemoryAuditStore};
 pub use crate::budget::{BudgetStore, MemoryBudgetStore};
+pub use crate::events::{EventLog, LoggedEvent};
 pub use crate::rate_limits::{MemoryRateLimitStore, RateLimitStore};
 pub use sessions::{MemorySessionStore, SessionStore};
 
@@ -69,6 +70,9 @@ pub struct Stores {
     pub audit: Arc<dyn AuditStore>,
     /// People's sign-in sessions (the console's sign-in through an identity provider).
     pub sessions: Arc<dyn SessionStore>,
+    /// Where the instances sharing these stores leave [events](crate::events) for each
+    /// other; `None` (memory) keeps them in the process.
+    pub events: Option<Arc<dyn EventLog>>,
 }
 
 impl std::fmt::Debug for Stores {
@@ -85,6 +89,7 @@ impl crate::RegistryBuilder {
         let approvals = (Arc::clone(&stores.pending), Arc::clone(&stores.grants));
         let counts = (Arc::clone(&stores.rate_limits), Arc::clone(&stores.budgets));
         self.shared_stores(approvals, counts, Arc::clone(&stores.audit))
+            .event_log(stores.events.clone())
     }
 }
 
@@ -100,6 +105,7 @@ impl Stores {
             budgets: Arc::new(MemoryBudgetStore::default()),
             audit: Arc::new(MemoryAuditStore::new(1000)),
             sessions: Arc::new(MemorySessionStore::default()),
+            events: None,
         }
     }
 
@@ -113,6 +119,7 @@ impl Stores {
             + BudgetStore
             + AuditStore
             + SessionStore
+            + EventLog
             + Clone,
     {
         Stores {
@@ -123,6 +130,7 @@ impl Stores {
             budgets: Arc::new(store.clone()),
             audit: Arc::new(store.clone()),
             sessions: Arc::new(store.clone()),
+            events: Some(Arc::new(store.clone())),
         }
     }
 

@@ -4,7 +4,7 @@
 use crate::store::StoreError;
 
 /// The schema version the database stores create and understand.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -67,7 +67,19 @@ CREATE TABLE toolgate_budgets (
 );
 CREATE INDEX toolgate_budgets_expires ON toolgate_budgets (expires);
 "#,
+    r#"
+CREATE TABLE toolgate_events (
+    id BIGINT PRIMARY KEY,
+    origin TEXT NOT NULL,
+    time_ms BIGINT NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX toolgate_events_time ON toolgate_events (time_ms);
+"#,
 ];
+
+/// How long the event logs keep events (a follower away longer misses the older ones).
+pub(crate) const EVENTS_KEPT_MS: i64 = 15 * 60 * 1000;
 
 /// Where the version is kept.
 pub(crate) const VERSION_TABLE: &str =

@@ -2,6 +2,10 @@
 //! "instance" (a new connection, as another process or a restarted one would), so what holds
 //! across instances is what the database holds, not what one process remembers.
 
+mod events;
+
+pub use events::*;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,11 +69,11 @@ fn builder(stores: &Stores) -> toolgate::RegistryBuilder {
         .approval_key(KEY)
 }
 
-async fn instance(open: &Open) -> Registry {
+pub async fn instance(open: &Open) -> Registry {
     builder(&open().await).build().unwrap()
 }
 
-fn alice() -> Caller {
+pub fn alice() -> Caller {
     Caller::new("alice", "user")
 }
 
@@ -444,7 +448,7 @@ pub async fn sessions_are_shared_by_instances_and_taken_once(open: Open) {
 pub async fn a_version_one_database_is_migrated(open: Open, tamper: Tamper) {
     let registry = instance(&open).await;
     let ticket = ticket_for(&registry, "kept-over-the-upgrade").await;
-    tamper("DROP TABLE toolgate_sessions; DROP TABLE toolgate_budgets; UPDATE toolgate_schema SET version = 1").await;
+    tamper("DROP TABLE toolgate_sessions; DROP TABLE toolgate_budgets; DROP TABLE toolgate_events; UPDATE toolgate_schema SET version = 1").await;
     let upgraded = open().await;
     let until = u64::MAX / 2;
     upgraded

@@ -20,6 +20,7 @@
 
 mod audit;
 mod budgets;
+mod events;
 mod grants;
 mod pending;
 mod rate;
@@ -59,6 +60,10 @@ struct Inner {
     clean_budgets: Every<1024>,
     /// Audit records waiting to be appended together.
     appending: GroupCommit<crate::audit::AuditRecord>,
+    /// Where the other instances' events are heard of.
+    news: events::News,
+    /// When to drop events past their time.
+    clean_events: Every<64>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -79,6 +84,7 @@ impl PostgresStore {
         })?;
         config.connect_timeout(CONNECT_TIMEOUT);
         let name = describe(&config);
+        let news = events::News::new(config.clone(), name.clone());
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -99,6 +105,8 @@ impl PostgresStore {
                 pool,
                 clean_budgets: Every::default(),
                 appending: GroupCommit::default(),
+                news,
+                clean_events: Every::default(),
             }),
         };
         let mut client = store.client().await?;

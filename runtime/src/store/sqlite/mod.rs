@@ -14,6 +14,7 @@
 
 mod audit;
 mod budgets;
+mod events;
 mod grants;
 mod pending;
 mod rate;
@@ -46,6 +47,8 @@ struct Database {
     connection: Mutex<Connection>,
     /// When to drop rate-limit budgets that are full again.
     clean_budgets: Every<1024>,
+    /// When to drop events past their time.
+    clean_events: Every<64>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -73,6 +76,7 @@ impl SqliteStore {
                 name,
                 connection: Mutex::new(opened),
                 clean_budgets: Every::default(),
+                clean_events: Every::default(),
             }),
         })
     }

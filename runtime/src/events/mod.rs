@@ -7,6 +7,16 @@
 //! record. A subscriber that falls far behind misses events (it is told how many) rather
 //! than slowing calls down.
 //!
+//! **Several instances.** A registry whose [stores](crate::store::Stores) are a database
+//! (SQLite or PostgreSQL) shares, through its [`EventLog`], what people act on: approvals
+//! requested and decided, calls and runs finished, budgets spent. Each instance writes its
+//! events there (in batches, off the calls' path) and follows the others' (PostgreSQL tells
+//! it with `LISTEN`/`NOTIFY`, whose notifications carry only an id; SQLite is looked at
+//! ten times a second), so a subscriber on any instance hears of them, filtered by the same
+//! rules as its own instance's. A follower whose connection drops catches up from the log
+//! once it is back, each event once. The model's streamed words stay on the instance that
+//! runs the model.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -23,20 +33,20 @@
 //! # }
 //! ```
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+mod bus;
+mod log;
+mod relay;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::broadcast;
+
+pub(crate) use bus::{EventBus, Watcher};
+pub use log::{EventLog, LoggedEvent};
 
 use crate::error::ToolError;
 
-/// How many events a subscriber may fall behind before it misses some.
-const CAPACITY: usize = 1024;
-
 /// One thing that happened.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event {
     /// Milliseconds since the Unix epoch.
     pub time_ms: u64,
@@ -51,7 +61,7 @@ pub struct Event {
 }
 
 /// What happened, with `"type"` naming it on the wire.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
@@ -172,83 +182,18 @@ pub enum EventKind {
     },
 }
 
-/// Sees the approvals' events on the calling task, as they are published (e.g. to note them
-/// on the call's span): keep it quick.
-pub(crate) type Watcher = Box<dyn Fn(&Event) + Send + Sync>;
-
-/// The registry's event channel.
-pub(crate) struct EventBus {
-    sender: broadcast::Sender<Arc<Event>>,
-    /// Whether anyone ever subscribed: until then, a call does not even look (counting the
-    /// receivers takes a lock).
-    subscribed: AtomicBool,
-    /// Sees the approvals' events as they happen, on the calling task.
-    watcher: Option<Watcher>,
-}
-
-impl Default for EventBus {
-    fn default() -> Self {
-        EventBus {
-            sender: broadcast::Sender::new(CAPACITY),
-            subscribed: AtomicBool::new(false),
-            watcher: None,
-        }
-    }
-}
-
-impl EventBus {
-    /// The channel, with `watcher` seeing the approvals' events (the telemetry's).
-    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    pub(crate) fn watched_by(watcher: Watcher) -> Self {
-        EventBus {
-            watcher: Some(watcher),
-            ..EventBus::default()
-        }
-    }
-
-    /// Sends an event, made only when someone listens (calls pay nothing otherwise: the
-    /// check is inlined where a call passes, the sending is not).
-    #[inline]
-    pub(crate) fn publish(&self, make: impl FnOnce() -> (String, Option<String>, EventKind)) {
-        if self.listened() {
-            self.send(make(), false);
-        }
-    }
-
-    /// Sends an approval's event (a person asked, or answering), which the watcher sees too.
-    pub(crate) fn publish_approval(
-        &self,
-        make: impl FnOnce() -> (String, Option<String>, EventKind),
-    ) {
-        if self.watcher.is_some() || self.listened() {
-            self.send(make(), true);
-        }
-    }
-
-    #[inline]
-    fn listened(&self) -> bool {
-        self.subscribed.load(Ordering::Acquire) && self.sender.receiver_count() > 0
-    }
-
-    #[inline(never)]
-    fn send(&self, (caller, run, kind): (String, Option<String>, EventKind), watched: bool) {
-        let event = Event {
-            time_ms: crate::util::time::now_millis(),
-            caller,
-            run,
-            kind,
-        };
-        if let Some(watcher) = self.watcher.as_ref().filter(|_| watched) {
-            watcher(&event);
-        }
-        // No receiver left since the check: nothing to do.
-        if self.sender.receiver_count() > 0 {
-            let _ = self.sender.send(Arc::new(event));
-        }
-    }
-
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.subscribed.store(true, Ordering::Release);
-        self.sender.subscribe()
+impl EventKind {
+    /// Whether the other instances sharing the registry's [`EventLog`] hear of it: what
+    /// people act on (approvals, finished calls and runs, spent budgets), not the stream of
+    /// a model's words.
+    fn crosses_instances(&self) -> bool {
+        matches!(
+            self,
+            EventKind::ApprovalRequested { .. }
+                | EventKind::ApprovalDecided { .. }
+                | EventKind::CallFinished { .. }
+                | EventKind::BudgetExhausted { .. }
+                | EventKind::RunFinished { .. }
+        )
     }
 }
