@@ -4,9 +4,8 @@
 //! one verified audit chain; a process killed under load loses no acknowledged call's record;
 //! a restarted one redeems tickets issued before.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+mod clinic_process;
+
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -15,47 +14,7 @@ use toolgate::audit::AuditStore;
 use toolgate::store::postgres::PostgresStore;
 use toolgate_test_support::TempPostgres;
 
-/// One clinic process.
-struct Clinic {
-    child: Child,
-    base: String,
-}
-
-impl Clinic {
-    fn start(folder: &Path, database: &str, calls_per_minute: u32) -> Clinic {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_clinic"))
-            .args(["--port", "0", "--database", database])
-            .args(["--calls-per-minute", &calls_per_minute.to_string()])
-            .arg("--clinic-db")
-            .arg(folder.join("clinic.db"))
-            .env("CLINIC_APPROVAL_KEY", "the key both instances share")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the clinic starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let base = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|line| line.strip_prefix("clinic backend on ").map(str::to_owned))
-            .expect("the clinic says where it listens");
-        // Keep reading, so the clinic never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Clinic { child, base }
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap(); // SIGKILL: no clean shutdown
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Clinic {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use clinic_process::Clinic;
 
 async fn post(http: &reqwest::Client, base: &str, path: &str, token: &str, body: Value) -> Value {
     let answer = http
