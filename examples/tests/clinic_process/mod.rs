@@ -14,6 +14,7 @@ pub struct Clinic {
 impl Clinic {
     /// Starts a clinic on a free port with its state in `database`, its pets in `folder`'s
     /// `clinic.db`, and `calls_per_minute` per caller (0: no limit).
+    #[allow(dead_code)] // not every test's
     pub fn start(folder: &Path, database: &str, calls_per_minute: u32) -> Clinic {
         Clinic::start_with(folder, database, calls_per_minute, &[])
     }

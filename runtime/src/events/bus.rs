@@ -54,12 +54,13 @@ impl EventBus {
     /// check is inlined where a call passes, the sending is not).
     #[inline]
     pub(crate) fn publish(&self, make: impl FnOnce() -> (String, Option<String>, EventKind)) {
-        if self.listened() || self.relay.is_some() {
+        if self.listened() || self.relay.as_ref().is_some_and(Relay::followed) {
             self.send(make(), false);
         }
     }
 
-    /// Sends an approval's event (a person asked, or answering), which the watcher sees too.
+    /// Sends an approval's event (a person asked, or answering), which the watcher sees too,
+    /// and the other instances always.
     pub(crate) fn publish_approval(
         &self,
         make: impl FnOnce() -> (String, Option<String>, EventKind),

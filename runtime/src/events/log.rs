@@ -24,6 +24,10 @@ pub struct LoggedEvent {
 /// Ids must grow in the order events become visible, so that a follower that has read up
 /// to `n` never later finds an event below `n`. A log may drop old events (the stores keep
 /// fifteen minutes' worth), never the newest.
+///
+/// Instances that someone follows hold a lease (renewed while anyone on them subscribes);
+/// an instance writes its approvals' events always, its calls' and runs' only while another
+/// instance holds a lease, so a deployment nobody watches pays nothing for them.
 pub trait EventLog: Send + Sync + 'static {
     /// Appends `events` in order, with the next ids.
     fn append(&self, events: Vec<LoggedEvent>) -> StoreFuture<'_, ()>;
@@ -37,6 +41,14 @@ pub trait EventLog: Send + Sync + 'static {
     /// Returns once events after `after` may have been appended (by any instance), or
     /// after `longest` at most, whichever comes first.
     fn wait_for_news(&self, after: u64, longest: Duration) -> StoreFuture<'_, ()>;
+
+    /// Notes that someone on instance `origin` follows the log until `until_ms`
+    /// (milliseconds since the Unix epoch).
+    fn lease<'a>(&'a self, origin: &'a str, until_ms: u64) -> StoreFuture<'a, ()>;
+
+    /// Whether someone on an instance other than `origin` follows the log now (if not, that
+    /// instance need not write its calls' events).
+    fn followed_by_others<'a>(&'a self, origin: &'a str) -> StoreFuture<'a, bool>;
 }
 
 impl<T: EventLog + ?Sized> EventLog for Arc<T> {
@@ -54,5 +66,13 @@ impl<T: EventLog + ?Sized> EventLog for Arc<T> {
 
     fn wait_for_news(&self, after: u64, longest: Duration) -> StoreFuture<'_, ()> {
         (**self).wait_for_news(after, longest)
+    }
+
+    fn lease<'a>(&'a self, origin: &'a str, until_ms: u64) -> StoreFuture<'a, ()> {
+        (**self).lease(origin, until_ms)
+    }
+
+    fn followed_by_others<'a>(&'a self, origin: &'a str) -> StoreFuture<'a, bool> {
+        (**self).followed_by_others(origin)
     }
 }

@@ -40,7 +40,9 @@ mod relay;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub(crate) use bus::{EventBus, Watcher};
+pub(crate) use bus::EventBus;
+#[cfg(feature = "otel")]
+pub(crate) use bus::Watcher;
 pub use log::{EventLog, LoggedEvent};
 
 use crate::error::ToolError;

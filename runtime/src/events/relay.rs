@@ -1,10 +1,11 @@
 //! An instance's link to the others through a shared [`EventLog`]: its events go out in
-//! batches, written by a task of their own (a call never waits for them); the others' come
-//! in through a follower that reads the log after the last id it saw.
+//! batches, written by a task of their own (a call never waits for them), its calls' only
+//! while another instance is followed; the others' come in through a follower that reads
+//! the log after the last id it saw, and holds a lease while anyone here subscribes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{broadcast, mpsc};
 
@@ -20,6 +21,13 @@ const BATCH: usize = 512;
 const LOOK_AT_LEAST_EVERY: Duration = Duration::from_secs(2);
 /// The longest pause between tries when the log cannot be reached.
 const LONGEST_BACKOFF: Duration = Duration::from_secs(5);
+/// How often the writer asks whether another instance is followed (so a console opened
+/// there hears of this instance's calls within about this long).
+const LOOK_FOR_FOLLOWERS_EVERY: Duration = Duration::from_secs(1);
+/// How long a follower's lease lasts, and how often it is renewed: long enough that a
+/// follower whose connection drops for a while still finds what happened meanwhile.
+const LEASE: Duration = Duration::from_secs(120);
+const RENEW_EVERY: Duration = Duration::from_secs(20);
 
 /// The way out (a writing task, started with the first event) and in (a following task,
 /// started with the first subscriber).
@@ -28,6 +36,8 @@ pub(super) struct Relay {
     /// This instance, as its events name it.
     origin: String,
     outbox: OnceLock<mpsc::Sender<LoggedEvent>>,
+    /// Whether another instance follows the log (until the writer knows: yes).
+    followed: Arc<AtomicBool>,
     following: AtomicBool,
 }
 
@@ -39,8 +49,16 @@ impl Relay {
             log,
             origin: crate::util::digest::hex_digest(&bytes),
             outbox: OnceLock::new(),
+            followed: Arc::new(AtomicBool::new(true)),
             following: AtomicBool::new(false),
         }
+    }
+
+    /// Whether another instance follows the log, so this instance's calls' events are
+    /// wanted there.
+    #[inline]
+    pub(super) fn followed(&self) -> bool {
+        self.outbox().is_some() && self.followed.load(Ordering::Relaxed)
     }
 
     /// Queues `event` for the other instances.
@@ -74,7 +92,12 @@ impl Relay {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         Some(self.outbox.get_or_init(|| {
             let (sender, receiver) = mpsc::channel(OUTBOX);
-            runtime.spawn(write(Arc::clone(&self.log), receiver));
+            let writer = Writer {
+                log: Arc::clone(&self.log),
+                origin: self.origin.clone(),
+                followed: Arc::clone(&self.followed),
+            };
+            runtime.spawn(writer.write(receiver));
             sender
         }))
     }
@@ -92,16 +115,42 @@ impl Relay {
     }
 }
 
-/// Writes what comes, as much as waits at once, until the registry is gone.
-async fn write(log: Arc<dyn EventLog>, mut outbox: mpsc::Receiver<LoggedEvent>) {
-    let mut batch = Vec::with_capacity(BATCH);
-    while outbox.recv_many(&mut batch, BATCH).await > 0 {
-        let events = std::mem::take(&mut batch);
+/// The writing task's part.
+struct Writer {
+    log: Arc<dyn EventLog>,
+    origin: String,
+    followed: Arc<AtomicBool>,
+}
+
+impl Writer {
+    /// Writes what comes, as much as waits at once, and looks for followers now and then,
+    /// until the registry is gone.
+    async fn write(self, mut outbox: mpsc::Receiver<LoggedEvent>) {
+        let mut look = tokio::time::interval(LOOK_FOR_FOLLOWERS_EVERY);
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            tokio::select! {
+                received = outbox.recv_many(&mut batch, BATCH) => {
+                    if received == 0 {
+                        return;
+                    }
+                    self.append(std::mem::take(&mut batch)).await;
+                }
+                _ = look.tick() => {
+                    if let Ok(followed) = self.log.followed_by_others(&self.origin).await {
+                        self.followed.store(followed, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A few tries over a few seconds; after that the batch is given up (and said).
+    async fn append(&self, events: Vec<LoggedEvent>) {
         let mut pause = Duration::from_millis(100);
-        // A few tries over a few seconds; after that the batch is given up (and said).
         for attempt in 1..=4 {
-            match log.append(events.clone()).await {
-                Ok(()) => break,
+            match self.log.append(events.clone()).await {
+                Ok(()) => return,
                 Err(error) if attempt == 4 => {
                     tracing::warn!(target: "toolgate::events", %error, lost = events.len(),
                         "events were not shared with the other instances");
@@ -120,6 +169,7 @@ async fn write(log: Arc<dyn EventLog>, mut outbox: mpsc::Receiver<LoggedEvent>) 
 /// is read when it is back, once.
 async fn follow(log: Arc<dyn EventLog>, origin: String, bus: broadcast::WeakSender<Arc<Event>>) {
     let mut trouble = Trouble::default();
+    let mut leased: Option<Instant> = None;
     let mut last = loop {
         match log.newest().await {
             Ok(newest) => break newest,
@@ -129,7 +179,8 @@ async fn follow(log: Arc<dyn EventLog>, origin: String, bus: broadcast::WeakSend
             return;
         }
     };
-    let mut more_waiting = false;
+    // The first look is at once (and takes the lease).
+    let mut more_waiting = true;
     loop {
         if !more_waiting {
             let _ = log.wait_for_news(last, LOOK_AT_LEAST_EVERY).await;
@@ -137,6 +188,12 @@ async fn follow(log: Arc<dyn EventLog>, origin: String, bus: broadcast::WeakSend
         let Some(sender) = bus.upgrade() else {
             return;
         };
+        if sender.receiver_count() > 0 && leased.is_none_or(|at| at.elapsed() >= RENEW_EVERY) {
+            let until = crate::util::time::now_millis() + LEASE.as_millis() as u64;
+            if log.lease(&origin, until).await.is_ok() {
+                leased = Some(Instant::now());
+            }
+        }
         match log.after(last, BATCH).await {
             Ok(events) => {
                 trouble.over();

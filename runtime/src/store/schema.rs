@@ -75,6 +75,10 @@ CREATE TABLE toolgate_events (
     event TEXT NOT NULL
 );
 CREATE INDEX toolgate_events_time ON toolgate_events (time_ms);
+CREATE TABLE toolgate_event_followers (
+    origin TEXT PRIMARY KEY,
+    until_ms BIGINT NOT NULL
+);
 "#,
 ];
 

@@ -334,7 +334,7 @@ pub async fn a_newer_schema_is_refused(
             error,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 3,
+                supported: 4,
                 ..
             }
         ),
@@ -448,7 +448,7 @@ pub async fn sessions_are_shared_by_instances_and_taken_once(open: Open) {
 pub async fn a_version_one_database_is_migrated(open: Open, tamper: Tamper) {
     let registry = instance(&open).await;
     let ticket = ticket_for(&registry, "kept-over-the-upgrade").await;
-    tamper("DROP TABLE toolgate_sessions; DROP TABLE toolgate_budgets; DROP TABLE toolgate_events; UPDATE toolgate_schema SET version = 1").await;
+    tamper("DROP TABLE toolgate_sessions; DROP TABLE toolgate_budgets; DROP TABLE toolgate_events; DROP TABLE toolgate_event_followers; UPDATE toolgate_schema SET version = 1").await;
     let upgraded = open().await;
     let until = u64::MAX / 2;
     upgraded

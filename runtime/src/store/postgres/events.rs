@@ -12,7 +12,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::PostgresStore;
 use crate::events::{EventLog, LoggedEvent};
-use crate::store::StoreFuture;
+use crate::store::{StoreError, StoreFuture};
 use crate::store::schema::EVENTS_KEPT_MS;
 
 /// Serializes appends between instances (any constant; "tgevents" in ASCII).
@@ -108,6 +108,45 @@ impl EventLog for PostgresStore {
             let _ = tokio::time::timeout(longest, news.changed()).await;
             Ok(())
         })
+    }
+
+    fn lease<'a>(&'a self, origin: &'a str, until_ms: u64) -> StoreFuture<'a, ()> {
+        Box::pin(self.renew_lease(origin, until_ms))
+    }
+
+    fn followed_by_others<'a>(&'a self, origin: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let now = crate::util::time::now_millis() as i64;
+            let row = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM toolgate_event_followers WHERE origin <> $1 AND until_ms >= $2)",
+                    &[&origin, &now],
+                )
+                .await
+                .map_err(self.failed())?;
+            Ok(row.get(0))
+        })
+    }
+}
+
+impl PostgresStore {
+    async fn renew_lease(&self, origin: &str, until_ms: u64) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let now = crate::util::time::now_millis() as i64;
+        client
+            .execute(
+                "INSERT INTO toolgate_event_followers (origin, until_ms) VALUES ($1, $2)
+                 ON CONFLICT (origin) DO UPDATE SET until_ms = EXCLUDED.until_ms",
+                &[&origin, &(until_ms.min(i64::MAX as u64) as i64)],
+            )
+            .await
+            .map_err(self.failed())?;
+        client
+            .execute("DELETE FROM toolgate_event_followers WHERE until_ms < $1", &[&now])
+            .await
+            .map_err(self.failed())?;
+        Ok(())
     }
 }
 

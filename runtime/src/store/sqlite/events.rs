@@ -91,4 +91,36 @@ impl EventLog for SqliteStore {
             Ok(())
         })
     }
+
+    fn lease<'a>(&'a self, origin: &'a str, until_ms: u64) -> StoreFuture<'a, ()> {
+        let (origin, until) = (origin.to_owned(), until_ms.min(i64::MAX as u64) as i64);
+        self.run(move |connection, name| {
+            let now = crate::util::time::now_millis() as i64;
+            connection
+                .execute(
+                    "INSERT INTO toolgate_event_followers (origin, until_ms) VALUES (?1, ?2)
+                     ON CONFLICT (origin) DO UPDATE SET until_ms = excluded.until_ms",
+                    params![origin, until],
+                )
+                .map_err(failed(name))?;
+            connection
+                .execute("DELETE FROM toolgate_event_followers WHERE until_ms < ?1", [now])
+                .map_err(failed(name))?;
+            Ok(())
+        })
+    }
+
+    fn followed_by_others<'a>(&'a self, origin: &'a str) -> StoreFuture<'a, bool> {
+        let origin = origin.to_owned();
+        self.run(move |connection, name| {
+            let now = crate::util::time::now_millis() as i64;
+            connection
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM toolgate_event_followers WHERE origin <> ?1 AND until_ms >= ?2)",
+                    params![origin, now],
+                    |row| row.get::<_, bool>(0),
+                )
+                .map_err(failed(name))
+        })
+    }
 }
