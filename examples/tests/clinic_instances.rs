@@ -77,7 +77,9 @@ impl Heard {
                 while let Some(end) = buffer.find("\n\n") {
                     let block: String = buffer.drain(..end + 2).collect();
                     let data = block.lines().filter_map(|line| line.strip_prefix("data: "));
-                    sink.lock().unwrap().extend(data.filter_map(|d| serde_json::from_str(d).ok()));
+                    sink.lock()
+                        .unwrap()
+                        .extend(data.filter_map(|d| serde_json::from_str(d).ok()));
                 }
             }
         });
@@ -114,7 +116,9 @@ async fn post(http: &Client, url: String, token: &str, body: Value) -> (StatusCo
 /// Calls `tool` on `clinic` as the holder of `token`, with the call id `id`.
 async fn call(http: &Client, clinic: &Clinic, token: &str, id: &str, tool: &str) -> Value {
     let body = json!({"id": id, "name": tool, "arguments": {"day": "monday"}});
-    post(http, format!("{}/tools/call", clinic.base), token, body).await.1
+    post(http, format!("{}/tools/call", clinic.base), token, body)
+        .await
+        .1
 }
 
 fn finished(id: &str) -> impl Fn(&Value) -> bool + '_ {
@@ -125,8 +129,11 @@ fn finished(id: &str) -> impl Fn(&Value) -> bool + '_ {
 async fn admin_console(browser: &Chromium, clinic: &Clinic) -> Page {
     let mut page = browser.page().await;
     page.open(&format!("{}/console", clinic.base)).await;
-    page.wait_for("!document.getElementById('sign-in').hidden", "the sign-in form")
-        .await;
+    page.wait_for(
+        "!document.getElementById('sign-in').hidden",
+        "the sign-in form",
+    )
+    .await;
     page.eval(
         "document.getElementById('token').value = 'admin-token'; \
          document.getElementById('sign-in').requestSubmit(); true",
@@ -140,7 +147,13 @@ async fn admin_console(browser: &Chromium, clinic: &Clinic) -> Page {
 /// Starts a chat on `clinic` as the staff member: it waits for approval; its id.
 async fn waiting_chat(http: &Client, clinic: &Clinic) -> String {
     let message = json!({"message": "Rex was weighed today, note it."});
-    let (status, run) = post(http, format!("{}/chat", clinic.base), "staff-token", message).await;
+    let (status, run) = post(
+        http,
+        format!("{}/chat", clinic.base),
+        "staff-token",
+        message,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{run}");
     assert_eq!(run["status"]["status"], "needs_approval", "{run}");
     run["run_id"].as_str().unwrap().to_owned()
@@ -186,7 +199,8 @@ async fn a_call_waiting_on_one_instance_is_seen_decided_and_finished_on_the_othe
         call(&http, &b, "staff-token", &id, "get_clinic_hours").await;
         call(&http, &a, "admin-token", &id, "get_clinic_hours").await;
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let seen_on_b = format!("document.querySelector('#feed li[data-call-id=\"{id}\"]') !== null");
+        let seen_on_b =
+            format!("document.querySelector('#feed li[data-call-id=\"{id}\"]') !== null");
         let b_heard = console_on_b.eval(&seen_on_b).await == json!(true);
         let (a_heard, c_heard) = (&staff_on_a.all(), &admin_on_c.all());
         if b_heard && a_heard.iter().any(finished(&id)) && c_heard.iter().any(finished(&id)) {
@@ -220,7 +234,10 @@ async fn a_call_waiting_on_one_instance_is_seen_decided_and_finished_on_the_othe
         .await;
     let (status, finished_run) = resume(&http, &a, &run).await;
     assert_eq!(status, StatusCode::OK, "{finished_run}");
-    assert_eq!(finished_run["status"]["status"], "finished", "{finished_run}");
+    assert_eq!(
+        finished_run["status"]["status"], "finished",
+        "{finished_run}"
+    );
     assert_eq!(finished_run["text"], "The note is in Rex's record.");
     console_on_b
         .wait_for(
@@ -231,15 +248,25 @@ async fn a_call_waiting_on_one_instance_is_seen_decided_and_finished_on_the_othe
 
     // Nobody heard another caller's events.
     let staff_heard = staff_on_a.all();
-    assert!(staff_heard.iter().all(|event| event["caller"] == "dr-lee"), "{staff_heard:?}");
+    assert!(
+        staff_heard.iter().all(|event| event["caller"] == "dr-lee"),
+        "{staff_heard:?}"
+    );
     let alice_heard = alice_on_c.all();
-    assert!(alice_heard.is_empty(), "Alice heard others' events: {alice_heard:?}");
+    assert!(
+        alice_heard.is_empty(),
+        "Alice heard others' events: {alice_heard:?}"
+    );
     for event in admin_on_c.all() {
         let approvals = ["approval_requested", "approval_decided"];
         let about_approval = approvals.contains(&event["type"].as_str().unwrap_or_default());
         assert!(event["caller"] == "root" || about_approval, "{event}");
     }
-    assert!(console_on_b.problems().is_empty(), "{:?}", console_on_b.problems());
+    assert!(
+        console_on_b.problems().is_empty(),
+        "{:?}",
+        console_on_b.problems()
+    );
 
     // A run waiting on A, which is killed: decided on C, finished on B, once.
     let run = waiting_chat(&http, &a).await;
@@ -251,9 +278,16 @@ async fn a_call_waiting_on_one_instance_is_seen_decided_and_finished_on_the_othe
     a.kill();
     approve_run(&http, &c, &run, requested["call_id"].as_str().unwrap()).await;
     let (status, finished_run) = resume(&http, &b, &run).await;
-    assert_eq!(finished_run["status"]["status"], "finished", "{status} {finished_run}");
+    assert_eq!(
+        finished_run["status"]["status"], "finished",
+        "{status} {finished_run}"
+    );
     let (again, _) = resume(&http, &c, &run).await;
-    assert_eq!(again, StatusCode::CONFLICT, "a finished run does not go on twice");
+    assert_eq!(
+        again,
+        StatusCode::CONFLICT,
+        "a finished run does not go on twice"
+    );
 
     drop((b, c, browser));
     tokio::task::spawn_blocking(move || drop(server))

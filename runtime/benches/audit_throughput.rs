@@ -4,7 +4,9 @@
 //! separate statements. Rounds are interleaved (two cores are shared by PostgreSQL, pgbench
 //! and the instances, so single runs are noisy); medians and ranges are reported, with the
 //! ratio to pipelined pgbench. Also calls per second through two registries (each call: a
-//! record before it runs and one when it ends).
+//! record before it runs and one when it ends), and through two registries (on a database
+//! of their own) on each of which someone follows the events, so each call's event is also
+//! written to the shared event log.
 //!
 //! `cargo bench -p toolgate --features postgres --bench audit_throughput` (PostgreSQL's
 //! binaries, pgbench among them, must be installed; the bench starts its own server).
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
 use toolgate::audit::{AuditRecord, AuditStore};
 use toolgate::prelude::*;
 use toolgate::store::postgres::PostgresStore;
@@ -107,7 +110,8 @@ fn main() {
     let server = TempPostgres::start();
     let ours = server.new_database();
     let theirs = server.new_database();
-    let (stores, registries) = runtime.block_on(async {
+    let watched_database = server.new_database();
+    let (stores, registries, watched) = runtime.block_on(async {
         // The pgbench database gets the same tables.
         PostgresStore::connect(&theirs).await.unwrap();
         let a = PostgresStore::connect(&ours).await.unwrap();
@@ -120,15 +124,26 @@ fn main() {
                 .unwrap()
         };
         let registries = [registry(&a), registry(&b)];
-        ([a, b], registries)
+        let c = PostgresStore::connect(&watched_database).await.unwrap();
+        let d = PostgresStore::connect(&watched_database).await.unwrap();
+        let watched = [registry(&c), registry(&d)];
+        for registry in &watched {
+            let mut events = registry.events();
+            tokio::spawn(
+                async move { while !matches!(events.recv().await, Err(RecvError::Closed)) {} },
+            );
+        }
+        ([a, b], registries, watched)
     });
     let (mut appends, mut pipelined, mut plain, mut calls, mut ratios) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut watched_calls = Vec::new();
     for round in 0..ROUNDS {
         let ours = runtime.block_on(appends_per_second(&stores, round));
         let piped = server.pgbench(&theirs, &script(true), IN_FLIGHT as u32, PGBENCH_SECONDS);
         let separate = server.pgbench(&theirs, &script(false), IN_FLIGHT as u32, PGBENCH_SECONDS);
         calls.push(runtime.block_on(calls_per_second(&registries)));
+        watched_calls.push(runtime.block_on(calls_per_second(&watched)));
         println!(
             "round {round}: toolgate {ours:.0} appends/s, pgbench pipelined {piped:.0} tps, separate statements {separate:.0} tps"
         );
@@ -168,6 +183,10 @@ fn main() {
     println!(
         "toolgate calls/s, two registries    {}  (2 records and a rate-limit-free call each)",
         median_and_range(calls)
+    );
+    println!(
+        "  the same, events followed on both {}  (and each call's event in the shared log)",
+        median_and_range(watched_calls)
     );
     drop(server);
 }

@@ -17,6 +17,8 @@ use crate::store::StoreError;
 const OUTBOX: usize = 8192;
 /// Events written in one append, and read in one look.
 const BATCH: usize = 512;
+/// How long the writer waits for more events before it writes what it has.
+const LINGER: Duration = Duration::from_millis(10);
 /// How long a follower waits for news before it looks anyway.
 const LOOK_AT_LEAST_EVERY: Duration = Duration::from_secs(2);
 /// The longest pause between tries when the log cannot be reached.
@@ -133,6 +135,11 @@ impl Writer {
                 received = outbox.recv_many(&mut batch, BATCH) => {
                     if received == 0 {
                         return;
+                    }
+                    // What comes in the next moment goes along: fewer, larger writes.
+                    tokio::time::sleep(LINGER).await;
+                    while batch.len() < BATCH && let Ok(event) = outbox.try_recv() {
+                        batch.push(event);
                     }
                     self.append(std::mem::take(&mut batch)).await;
                 }

@@ -477,7 +477,9 @@ impl Registry {
         ))
     }
 
-    /// Every call's and agent run's [events](crate::events), from now on.
+    /// Every call's and agent run's [events](crate::events), from now on; with database
+    /// [stores](crate::store::Stores), also the other instances' approvals, finished calls
+    /// and runs (those within about a second of the first subscription may be missed).
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::events::Event>> {
         self.governance().events.subscribe()
     }

@@ -12,8 +12,8 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::PostgresStore;
 use crate::events::{EventLog, LoggedEvent};
-use crate::store::{StoreError, StoreFuture};
 use crate::store::schema::EVENTS_KEPT_MS;
+use crate::store::{StoreError, StoreFuture};
 
 /// Serializes appends between instances (any constant; "tgevents" in ASCII).
 const APPEND_LOCK: i64 = 0x7467_6576_656e_7473;
@@ -47,8 +47,13 @@ impl EventLog for PostgresStore {
                 .unzip();
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(self.failed())?;
+            // Events are for watching: their commit need not wait for the disk (a crash of
+            // the server may lose the last moment's, never the audit trail's records).
+            let lock = format!(
+                "SET LOCAL synchronous_commit TO OFF; SELECT pg_advisory_xact_lock({APPEND_LOCK})"
+            );
             transaction
-                .execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])
+                .batch_execute(&lock)
                 .await
                 .map_err(self.failed())?;
             transaction
@@ -143,7 +148,10 @@ impl PostgresStore {
             .await
             .map_err(self.failed())?;
         client
-            .execute("DELETE FROM toolgate_event_followers WHERE until_ms < $1", &[&now])
+            .execute(
+                "DELETE FROM toolgate_event_followers WHERE until_ms < $1",
+                &[&now],
+            )
             .await
             .map_err(self.failed())?;
         Ok(())

@@ -104,7 +104,10 @@ impl EventLog for SqliteStore {
                 )
                 .map_err(failed(name))?;
             connection
-                .execute("DELETE FROM toolgate_event_followers WHERE until_ms < ?1", [now])
+                .execute(
+                    "DELETE FROM toolgate_event_followers WHERE until_ms < ?1",
+                    [now],
+                )
                 .map_err(failed(name))?;
             Ok(())
         })
