@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use toolgate::audit::verify_log;
+use toolgate::audit::{VerifiedLog, verify_log};
 
 use crate::config::BuildOptions;
 use crate::failure::Failure;
@@ -27,6 +27,10 @@ pub struct VerifyArgs {
     /// The audit file (default: the config's `audit_file`, or else the audit kept in its
     /// `state` database).
     file: Option<PathBuf>,
+    /// A last hash an earlier `verify` printed: it must still be in the chain, else records
+    /// were cut off its end since (a file's chain cannot tell that by itself).
+    #[arg(long, value_name = "HASH")]
+    expect: Option<String>,
 }
 
 #[derive(Args)]
@@ -51,23 +55,16 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
             let file = match args.file {
                 Some(file) => file,
                 None if has_audit_file(config)? => audit_file(config)?,
+                None if args.expect.is_some() => {
+                    return Err(Failure::usage(
+                        "--expect checks an audit file; a state database's chain keeps its own \
+                         end, and `toolgate audit verify` finds records cut from it without help",
+                    ));
+                }
                 None => return verify_store(config).await,
             };
             match verify_log(&file) {
-                Ok(log) => {
-                    println!(
-                        "{} {} records, chain intact; last hash {}{}",
-                        output::good("ok:"),
-                        log.records.len(),
-                        log.last_hash,
-                        if log.torn_tail {
-                            " (a torn last line, from a crash mid-write, was left out)"
-                        } else {
-                            ""
-                        }
-                    );
-                    Ok(ExitCode::SUCCESS)
-                }
+                Ok(log) => verified_file(&file, &log, args.expect.as_deref()),
                 Err(problem) => Err(Failure::failed(format!("{}: {problem}", file.display()))),
             }
         }
@@ -76,6 +73,40 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
             None => tail(&audit_file(config)?, args).await,
         },
     }
+}
+
+/// Reports a file's intact chain, or that the hash noted earlier is no longer in it.
+fn verified_file(file: &Path, log: &VerifiedLog, expect: Option<&str>) -> Result<ExitCode, Failure> {
+    let after_noted = match expect {
+        None => None,
+        Some(noted) => match log.hashes.iter().position(|hash| hash == noted.trim()) {
+            Some(at) => Some(log.hashes.len() - at - 1),
+            None => {
+                return Err(Failure::failed(format!(
+                    "{}: the hash you noted is not in the chain: records were cut off its end \
+                     (or the file was replaced); it now ends at {} after {} records",
+                    file.display(),
+                    log.last_hash,
+                    log.records.len()
+                )));
+            }
+        },
+    };
+    let torn = if log.torn_tail {
+        " (a torn last line, from a crash mid-write, was left out)"
+    } else {
+        ""
+    };
+    println!(
+        "{} {} records, chain intact; last hash {}{torn}",
+        output::good("ok:"),
+        log.records.len(),
+        log.last_hash,
+    );
+    if let Some(added) = after_noted {
+        println!("the hash you noted is there, with {added} records after it");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn has_audit_file(config: &Path) -> Result<bool, Failure> {

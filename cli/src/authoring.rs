@@ -47,19 +47,27 @@ pub fn new(config: &Path, args: NewArgs) -> Result<ExitCode, Failure> {
             args.name
         )));
     }
+    // In an empty folder, a config comes first (else the next commands could not work).
+    if !config.exists() {
+        for path in crate::init::write_config(config)? {
+            crate::init::say_written(&path, " (no config was here; `toolgate init` writes the same)");
+        }
+    }
     // The lowest role of the config (anyone may call the starter), and its first tool folder.
-    let config = setup::read(config).ok();
+    let config = setup::read(config)?;
     let permission = config
-        .as_ref()
-        .and_then(|config| config.file.roles.get_ref().first().cloned())
+        .file
+        .roles
+        .get_ref()
+        .first()
+        .cloned()
         .unwrap_or_else(|| "public".to_owned());
-    let folder = args.folder.unwrap_or_else(|| match &config {
-        Some(config) => config
+    let folder = args.folder.unwrap_or_else(|| {
+        config
             .tool_folders()
             .into_iter()
             .next()
-            .unwrap_or_else(|| FileTools::project_folder(&config.folder())),
-        None => FileTools::project_folder(Path::new(".")),
+            .unwrap_or_else(|| FileTools::project_folder(&config.folder()))
     });
     let written = starter::write(&folder, &args.name, args.kind, &permission)?;
     for path in &written {

@@ -9,6 +9,7 @@ mod call;
 mod chat;
 mod config;
 mod failure;
+mod init;
 mod output;
 mod rules;
 mod serve;
@@ -45,6 +46,8 @@ const EXIT_CODES: &str = "Exit codes: 0 done; 1 the tool (or check) failed; 2 ba
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start here: write a working toolgate.toml, its sandbox folder and a starter tool.
+    Init,
     /// List, inspect, create and check tools.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let config = cli.config;
     match cli.command {
+        Command::Init => init::run(&config),
         Command::Tools(command) => tools::run(&config, command).await,
         Command::Call(args) => call::run(&config, args).await,
         Command::Serve(command) => serve::run(&config, command).await,

@@ -26,5 +26,7 @@ mod loading;
 mod rules;
 #[path = "cli/serve_mcp.rs"]
 mod serve_mcp;
+#[path = "cli/starting.rs"]
+mod starting;
 #[path = "cli/telemetry.rs"]
 mod telemetry;

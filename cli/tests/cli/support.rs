@@ -33,6 +33,14 @@ impl Project {
         project
     }
 
+    /// An empty folder, as a new user starts in.
+    pub fn empty() -> Project {
+        Project {
+            folder: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         self.folder.path()
     }

@@ -20,6 +20,9 @@ pub struct VerifiedLog {
     /// Whether the file ends in a torn line (a crash mid-write); the records before it are
     /// intact and verified.
     pub torn_tail: bool,
+    /// Each record's hash, in order (a hash noted earlier that is not among them means
+    /// records were cut off the end since).
+    pub hashes: Vec<String>,
 }
 
 /// Where an audit log stops being trustworthy.
@@ -70,6 +73,7 @@ pub fn verify_log(path: impl AsRef<Path>) -> Result<VerifiedLog, LogProblem> {
         .rposition(|byte| *byte == b'\n')
         .map_or(0, |end| end + 1);
     let mut records = Vec::new();
+    let mut hashes = Vec::new();
     let mut previous = GENESIS.to_owned();
     for (index, line) in bytes[..complete].split(|byte| *byte == b'\n').enumerate() {
         if line.is_empty() {
@@ -93,11 +97,13 @@ pub fn verify_log(path: impl AsRef<Path>) -> Result<VerifiedLog, LogProblem> {
         let record: AuditRecord = serde_json::from_value(value.clone())
             .map_err(|_| LogProblem::NotARecord { line: number })?;
         previous = hash.to_owned();
+        hashes.push(previous.clone());
         records.push(record);
     }
     Ok(VerifiedLog {
         records,
         last_hash: previous,
         torn_tail: complete < bytes.len(),
+        hashes,
     })
 }
