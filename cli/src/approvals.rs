@@ -133,12 +133,19 @@ async fn list(built: &Built, args: ListArgs) -> Result<ExitCode, Failure> {
 async fn find(built: &Built, args: &DecideArgs) -> Result<(Caller, String), Failure> {
     let approver = approver(built, &args.acting)?;
     let calls = pending(built, &approver).await?;
-    let ticket = calls
+    let waiting = calls
         .into_iter()
-        .find(|call| call.ticket_id == args.ticket || call.ticket == args.ticket)
-        .map(|call| call.ticket)
-        .unwrap_or_else(|| args.ticket.clone());
-    Ok((approver, ticket))
+        .find(|call| call.ticket_id == args.ticket || call.ticket == args.ticket);
+    match waiting {
+        Some(call) => Ok((approver, call.ticket)),
+        // A whole ticket goes to the registry, which says what became of it.
+        None if args.ticket.contains('.') => Ok((approver, args.ticket.clone())),
+        None => Err(Failure::failed(format!(
+            "no call waiting for approval has the id `{}`: it was decided already, or has expired, \
+             or is not yours to decide; `toolgate approvals list` shows what waits",
+            args.ticket
+        ))),
+    }
 }
 
 fn report(outcome: toolgate::ToolOutcome) -> Result<ExitCode, Failure> {

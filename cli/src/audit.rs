@@ -76,7 +76,11 @@ pub async fn run(config: &Path, command: AuditCommand) -> Result<ExitCode, Failu
 }
 
 /// Reports a file's intact chain, or that the hash noted earlier is no longer in it.
-fn verified_file(file: &Path, log: &VerifiedLog, expect: Option<&str>) -> Result<ExitCode, Failure> {
+fn verified_file(
+    file: &Path,
+    log: &VerifiedLog,
+    expect: Option<&str>,
+) -> Result<ExitCode, Failure> {
     let after_noted = match expect {
         None => None,
         Some(noted) => match log.hashes.iter().position(|hash| hash == noted.trim()) {

@@ -50,7 +50,10 @@ pub fn new(config: &Path, args: NewArgs) -> Result<ExitCode, Failure> {
     // In an empty folder, a config comes first (else the next commands could not work).
     if !config.exists() {
         for path in crate::init::write_config(config)? {
-            crate::init::say_written(&path, " (no config was here; `toolgate init` writes the same)");
+            crate::init::say_written(
+                &path,
+                " (no config was here; `toolgate init` writes the same)",
+            );
         }
     }
     // The lowest role of the config (anyone may call the starter), and its first tool folder.

@@ -64,7 +64,10 @@ pub fn write_config(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     let folder = folder_of(path);
     let workspace = folder.join("workspace");
     std::fs::create_dir_all(&workspace).map_err(|error| {
-        Failure::failed(format!("`{}` cannot be created: {error}", workspace.display()))
+        Failure::failed(format!(
+            "`{}` cannot be created: {error}",
+            workspace.display()
+        ))
     })?;
     std::fs::write(path, CONFIG).map_err(|error| {
         Failure::failed(format!("`{}` cannot be written: {error}", path.display()))

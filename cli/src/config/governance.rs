@@ -83,7 +83,7 @@ impl Config {
         if let Some(path) = &file.audit_file {
             let path = self.resolve(path);
             let sink = JsonlFileSink::open(&path)
-                .map_err(|error| self.problem(format!("the audit file `{}` cannot be opened: {error}; one process writes it (is `toolgate serve` running?): give others their own file, or keep the audit in a shared `state`", path.display())))?;
+                .map_err(|error| self.problem(format!("the audit file `{}` cannot be opened: {error}; check that its folder exists and that this user may write it", path.display())))?;
             builder = builder.audit_sink(sink);
         }
         Ok(builder)

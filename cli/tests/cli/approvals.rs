@@ -8,6 +8,7 @@ use crate::support::{Project, Serving};
 
 const CONFIG: &str = r#"
 roles = ["public", "staff", "admin"]
+audit_file = "audit.jsonl"
 state = "sqlite:state.db"
 approval_key_env = "TEST_APPROVAL_KEY"
 
@@ -142,12 +143,33 @@ async fn calls_waiting_in_a_server_are_decided_from_the_command_line() {
         approved.stdout()
     );
     assert_eq!(wiped(&project), 1);
-    approvals(&["approvals", "approve", first]).expect(1);
+    let again = approvals(&["approvals", "approve", first]).expect(1);
+    assert!(
+        again.stderr().contains("decided already"),
+        "{}",
+        again.stderr()
+    );
     let denied = approvals(&["approvals", "deny", second, "--reason", "not today"]).expect(0);
     assert!(denied.stdout().contains("not today"), "{}", denied.stdout());
     assert_eq!(wiped(&project), 1);
     assert_eq!(
         approvals(&["approvals", "list", "--json"]).expect(0).json(),
         json!([])
+    );
+    // The server and the command wrote one audit trail: the two waiting calls, the
+    // approved one's run, the denial.
+    let verified = approvals(&["audit", "verify"]).expect(0);
+    let records: u64 = verified
+        .stdout()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(records >= 4, "{}", verified.stdout());
+    let trail = std::fs::read_to_string(project.path().join("audit.jsonl")).unwrap();
+    assert!(
+        trail.contains("\"decision\":\"approval_denied\""),
+        "the denial is in the one trail: {trail}"
     );
 }

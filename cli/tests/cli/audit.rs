@@ -70,15 +70,27 @@ fn a_cut_tail_is_found_against_the_last_hash_noted_earlier() {
     );
     let last_hash = |ran: &crate::support::Ran| {
         let out = ran.stdout();
-        out.split("last hash ").nth(1).unwrap().split_whitespace().next().unwrap().to_owned()
+        out.split("last hash ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_owned()
     };
     project.run(&["call", "say", "--word", "one"], "").expect(0);
     let noted = last_hash(&project.run(&["audit", "verify"], "").expect(0));
     for word in ["two", "three"] {
         project.run(&["call", "say", "--word", word], "").expect(0);
     }
-    let grown = project.run(&["audit", "verify", "--expect", &noted], "").expect(0);
-    assert!(grown.stdout().contains("with 2 records after it"), "{}", grown.stdout());
+    let grown = project
+        .run(&["audit", "verify", "--expect", &noted], "")
+        .expect(0);
+    assert!(
+        grown.stdout().contains("with 2 records after it"),
+        "{}",
+        grown.stdout()
+    );
     let noted = last_hash(&grown);
 
     // The last record deleted: the chain alone still verifies; the noted hash catches it.
@@ -87,7 +99,13 @@ fn a_cut_tail_is_found_against_the_last_hash_noted_earlier() {
     let kept: Vec<&str> = text.lines().take(2).collect();
     std::fs::write(&log, format!("{}\n", kept.join("\n"))).unwrap();
     project.run(&["audit", "verify"], "").expect(0);
-    let cut = project.run(&["audit", "verify", "--expect", &noted], "").expect(1);
-    assert!(cut.stderr().contains("records were cut off its end"), "{}", cut.stderr());
+    let cut = project
+        .run(&["audit", "verify", "--expect", &noted], "")
+        .expect(1);
+    assert!(
+        cut.stderr().contains("records were cut off its end"),
+        "{}",
+        cut.stderr()
+    );
     assert!(cut.stderr().contains("audit.jsonl"), "{}", cut.stderr());
 }

@@ -16,6 +16,9 @@ use crate::util::sync::lock;
 
 struct Chain {
     file: File,
+    /// The file's length after the last line this sink knows of: another length means
+    /// another writer appended since.
+    end: u64,
     seq: u64,
     last_hash: String,
 }
@@ -23,13 +26,12 @@ struct Chain {
 /// Appends one line per record: the record's fields plus `seq`, `prev_hash` and, last,
 /// `hash`: the SHA-256 of the exact bytes of the line up to `,"hash"` closed by `}`, so any
 /// change to a line's bytes (a space, an escape, a repeated key) breaks its hash. Each line
-/// is written whole in one call, under a lock, so concurrent calls never interleave; a crash
-/// can tear at most the last line, which reopening detects and cuts off.
+/// is written whole in one call, so concurrent calls never interleave; a crash can tear at
+/// most the last line, which the next writer detects and cuts off.
 ///
-/// One file has one writer: the sink holds an exclusive lock on it while open, so a second
-/// sink on the same path (in this process or another) fails to open with a clear error
-/// instead of forking the chain. To record the calls of several registries in one file,
-/// open one sink and give each registry a clone of an `Arc` of it.
+/// Several sinks may append to one file, in this process or in others (`toolgate serve` and
+/// `toolgate approvals` at once, say): each append takes the file's lock and continues the
+/// chain from the file's last line, so they write one chain.
 pub struct JsonlFileSink {
     path: PathBuf,
     chain: Mutex<Chain>,
@@ -40,58 +42,24 @@ impl JsonlFileSink {
     /// mid-write) is cut off, with a warning.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(&path)?;
-        file.try_lock().map_err(|error| match error {
-            std::fs::TryLockError::WouldBlock => io::Error::new(
-                io::ErrorKind::ResourceBusy,
-                format!(
-                    "the audit log {} is already open for writing (by this process or another); \
-                     share one JsonlFileSink (in an Arc) between registries, or give each its own file",
-                    path.display()
-                ),
-            ),
-            std::fs::TryLockError::Error(error) => error,
-        })?;
-        let mut text = Vec::new();
-        file.read_to_end(&mut text)?;
-        let complete = match text.iter().rposition(|byte| *byte == b'\n') {
-            Some(end) => end + 1,
-            None => 0,
+        let mut chain = Chain {
+            file,
+            end: u64::MAX,
+            seq: 0,
+            last_hash: GENESIS.to_owned(),
         };
-        if complete < text.len() {
-            tracing::warn!(path = %path.display(), bytes = text.len() - complete, "audit log ends in a torn line; cutting it off");
-            file.set_len(complete as u64)?;
-            file.seek(SeekFrom::End(0))?;
-        }
-        let (seq, last_hash) = match text[..complete]
-            .split(|byte| *byte == b'\n')
-            .rfind(|line| !line.is_empty())
-        {
-            Some(line) => {
-                let last: Value = serde_json::from_slice(line).map_err(|error| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("the last audit line is not JSON: {error}"),
-                    )
-                })?;
-                (
-                    last["seq"].as_u64().unwrap_or(0) + 1,
-                    last["hash"].as_str().unwrap_or(GENESIS).to_owned(),
-                )
-            }
-            None => (0, GENESIS.to_owned()),
-        };
+        chain.file.lock()?;
+        let caught_up = chain.catch_up(&path);
+        chain.file.unlock()?;
+        caught_up?;
         Ok(JsonlFileSink {
             path,
-            chain: Mutex::new(Chain {
-                file,
-                seq,
-                last_hash,
-            }),
+            chain: Mutex::new(chain),
         })
     }
 
@@ -107,14 +75,96 @@ impl JsonlFileSink {
 
     fn append(&self, record: &AuditRecord) -> io::Result<()> {
         let mut chain = lock(&self.chain);
-        let Link { body, hash } = link(record, chain.seq, &chain.last_hash);
+        chain.file.lock()?;
+        let written = chain.append_locked(&self.path, record);
+        chain.file.unlock()?;
+        written
+    }
+}
+
+impl Chain {
+    /// Under the file's lock: continues from the file's last line and appends `record`.
+    fn append_locked(&mut self, path: &Path, record: &AuditRecord) -> io::Result<()> {
+        if self.file.metadata()?.len() != self.end {
+            self.catch_up(path)?;
+        }
+        let Link { body, hash } = link(record, self.seq, &self.last_hash);
         let mut text = body;
         text.pop(); // the closing `}`
         text.push_str(&format!(",\"hash\":\"{hash}\"}}\n"));
-        chain.file.write_all(text.as_bytes())?;
-        chain.seq += 1;
-        chain.last_hash = hash;
+        self.file.write_all(text.as_bytes())?;
+        self.end += text.len() as u64;
+        self.seq += 1;
+        self.last_hash = hash;
         Ok(())
+    }
+
+    /// Under the file's lock: cuts a torn last line and reads where the chain ends.
+    fn catch_up(&mut self, path: &Path) -> io::Result<()> {
+        let length = self.file.metadata()?.len();
+        let (complete, last) = last_line(&mut self.file, length)?;
+        if complete < length {
+            tracing::warn!(path = %path.display(), bytes = length - complete, "audit log ends in a torn line; cutting it off");
+            self.file.set_len(complete)?;
+        }
+        (self.seq, self.last_hash) = match last {
+            Some(line) => {
+                let last: Value = serde_json::from_slice(&line).map_err(|error| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "the last audit line of {} is not JSON: {error}",
+                            path.display()
+                        ),
+                    )
+                })?;
+                (
+                    last["seq"].as_u64().unwrap_or(0) + 1,
+                    last["hash"].as_str().unwrap_or(GENESIS).to_owned(),
+                )
+            }
+            None => (0, GENESIS.to_owned()),
+        };
+        self.end = complete;
+        Ok(())
+    }
+}
+
+/// Where the file's complete lines end, and the last of them (read backwards from the end,
+/// a block at a time: the file may be long).
+fn last_line(file: &mut File, length: u64) -> io::Result<(u64, Option<Vec<u8>>)> {
+    const BLOCK: u64 = 16 * 1024;
+    let mut tail: Vec<u8> = Vec::new();
+    let mut start = length;
+    loop {
+        let from = start.saturating_sub(BLOCK);
+        let mut block = vec![0; (start - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut block)?;
+        block.extend_from_slice(&tail);
+        tail = block;
+        start = from;
+        let newlines: Vec<usize> = tail
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        let Some(&last_newline) = newlines.last() else {
+            if start == 0 {
+                return Ok((0, None));
+            }
+            continue;
+        };
+        let complete = start + last_newline as u64 + 1;
+        match newlines.len() {
+            1 if start > 0 => continue,
+            1 => return Ok((complete, Some(tail[..last_newline].to_vec()))),
+            _ => {
+                let before = newlines[newlines.len() - 2];
+                return Ok((complete, Some(tail[before + 1..last_newline].to_vec())));
+            }
+        }
     }
 }
 
