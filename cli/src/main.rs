@@ -13,6 +13,7 @@ mod init;
 mod output;
 mod rules;
 mod serve;
+mod serve_summary;
 mod setup;
 mod starter;
 mod tools;

@@ -9,11 +9,13 @@ use std::time::Duration;
 
 use crate::config::{BuildOptions, Built, Gate};
 use clap::{Args, Subcommand};
+use toolgate::console::{Console, SignIn};
 use toolgate::http::HttpOptions;
 use toolgate::mcp::McpHttpOptions;
 use toolgate_tools::file_tools::Watching;
 
 use crate::failure::Failure;
+use crate::serve_summary;
 use crate::setup::{self, Acting};
 
 /// How long tool folders must be quiet before changes are applied.
@@ -87,12 +89,32 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
             let app = axum::Router::new()
                 .nest_service("/mcp", service)
                 .merge(published);
-            listen(addr, app, "/mcp").await?;
+            let listener = bind(addr).await?;
+            let base = base_of(&listener)?;
+            serve_summary::say(&config, &built, &[("MCP", format!("{base}/mcp"))]);
+            eprintln!("listening on {base}/mcp");
+            listen(listener, app).await?;
         }
         ServeCommand::Http(args) => {
+            let console = Console::new()
+                .title("toolgate")
+                .sign_in(SignIn::BearerToken)
+                .router();
             let app = toolgate::http::router(built.registry.clone(), gate, HttpOptions::default())
+                .merge(console)
                 .merge(published);
-            listen(args.addr, app, "").await?;
+            let listener = bind(args.addr).await?;
+            let base = base_of(&listener)?;
+            let places = [
+                ("HTTP API", format!("{base}/tools")),
+                (
+                    "console",
+                    format!("{base}/console (sign in with a caller's token)"),
+                ),
+            ];
+            serve_summary::say(&config, &built, &places);
+            eprintln!("listening on {base}");
+            listen(listener, app).await?;
         }
     }
     setup::send_telemetry(&built).await;
@@ -118,14 +140,21 @@ fn watch(built: &Built) -> Option<Watching> {
     }
 }
 
-async fn listen(addr: SocketAddr, app: axum::Router, path: &str) -> Result<(), Failure> {
-    let listener = tokio::net::TcpListener::bind(addr)
+async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, Failure> {
+    tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|error| Failure::failed(format!("cannot listen on {addr}: {error}")))?;
+        .map_err(|error| Failure::failed(format!("cannot listen on {addr}: {error}")))
+}
+
+/// `http://ADDRESS:PORT` of a bound listener.
+fn base_of(listener: &tokio::net::TcpListener) -> Result<String, Failure> {
     let bound = listener
         .local_addr()
         .map_err(|error| Failure::failed(error.to_string()))?;
-    eprintln!("listening on http://{bound}{path}");
+    Ok(format!("http://{bound}"))
+}
+
+async fn listen(listener: tokio::net::TcpListener, app: axum::Router) -> Result<(), Failure> {
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -18,6 +18,8 @@ mod command_tools;
 mod config_effects;
 #[path = "cli/config_errors.rs"]
 mod config_errors;
+#[path = "cli/console.rs"]
+mod console;
 #[path = "cli/http_tools.rs"]
 mod http_tools;
 #[path = "cli/loading.rs"]

@@ -240,7 +240,8 @@ impl Config {
                 ));
             }
             let caller = Caller::new(name.as_str(), key.role.get_ref().as_str());
-            entries.insert(name.clone(), Callers::entry(caller, token));
+            let variable = key.token_env.clone();
+            entries.insert(name.clone(), Callers::entry(caller, token, variable));
         }
         Ok(Callers::new(entries))
     }

@@ -17,6 +17,15 @@ pub struct CallerEntry {
     pub caller: Caller,
     /// Its token, when its `token_env` variable is set.
     token: Option<String>,
+    /// The variable its token is read from, if the file names one.
+    pub token_env: Option<String>,
+}
+
+impl CallerEntry {
+    /// Whether it can sign in (its token variable is set).
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
 }
 
 /// Every configured caller, by name; authenticates requests by their bearer token.
@@ -32,8 +41,16 @@ impl Callers {
         }
     }
 
-    pub(crate) fn entry(caller: Caller, token: Option<String>) -> CallerEntry {
-        CallerEntry { caller, token }
+    pub(crate) fn entry(
+        caller: Caller,
+        token: Option<String>,
+        token_env: Option<String>,
+    ) -> CallerEntry {
+        CallerEntry {
+            caller,
+            token,
+            token_env,
+        }
     }
 
     /// The caller named `name`.
@@ -122,11 +139,11 @@ mod tests {
         let mut entries = BTreeMap::new();
         entries.insert(
             "ann".to_owned(),
-            Callers::entry(Caller::new("ann", "admin"), Some("t-ann".into())),
+            Callers::entry(Caller::new("ann", "admin"), Some("t-ann".into()), None),
         );
         entries.insert(
             "bob".to_owned(),
-            Callers::entry(Caller::new("bob", "staff"), None),
+            Callers::entry(Caller::new("bob", "staff"), None, None),
         );
         let callers = Callers::new(entries);
         assert_eq!(callers.by_token("t-ann").unwrap().role(), "admin");

@@ -171,6 +171,8 @@ pub struct Serving {
     child: std::process::Child,
     /// `http://127.0.0.1:PORT` plus the path it serves.
     pub url: String,
+    /// What it said before it listened (the summary, warnings).
+    pub said: String,
 }
 
 impl Serving {
@@ -187,13 +189,21 @@ impl Serving {
             .spawn()
             .expect("toolgate serve starts");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut said = String::new();
         let url = lines
             .by_ref()
             .map_while(Result::ok)
-            .find_map(|line| line.strip_prefix("listening on ").map(str::to_owned))
-            .expect("toolgate serve says where it listens");
+            .find_map(|line| match line.strip_prefix("listening on ") {
+                Some(url) => Some(url.to_owned()),
+                None => {
+                    said.push_str(&line);
+                    said.push('\n');
+                    None
+                }
+            })
+            .unwrap_or_else(|| panic!("toolgate serve says where it listens; it said: {said}"));
         std::thread::spawn(move || lines.for_each(drop));
-        Serving { child, url }
+        Serving { child, url, said }
     }
 }
 

@@ -520,6 +520,7 @@ impl RegistryBuilder {
         );
         #[cfg(feature = "cedar")]
         let cedar = self.cedar.take();
+        let links_tools = self.include_linked;
         #[allow(unused_mut)]
         let mut config = self.into_config()?;
         let snapshot =
@@ -539,7 +540,8 @@ impl RegistryBuilder {
             // It may be registered later (tool files, imports): a warning, not a problem.
             tracing::warn!(%tool, "a rate limit names no tool the registry has now; it limits nothing until a tool of that name (or spelled so by a provider) is registered");
         }
-        if snapshot.entries().is_empty() {
+        // Without linked tools, an empty registry is one whose tools come at run time.
+        if snapshot.entries().is_empty() && links_tools {
             tracing::warn!(
                 "the tool registry is empty: no #[tool] function was linked and no tool was added. \
                  If your tools live in another crate, reference it (`use my_tools as _;`) so the linker keeps them."

@@ -6,6 +6,9 @@ pub(super) const PAGE: &str = include_str!("assets/index.html");
 /// The console's script.
 pub(super) const SCRIPT: &str = include_str!("assets/console.js");
 
+/// The form for calling a tool, made from its schema.
+pub(super) const CALL_FORM: &str = include_str!("assets/call_form.js");
+
 /// The console's style sheet.
 pub(super) const STYLE: &str = include_str!("assets/console.css");
 

@@ -200,6 +200,10 @@ impl Console {
                 get(|| async { script(assets::SCRIPT) }),
             )
             .route(
+                &format!("{at}/call_form.js"),
+                get(|| async { script(assets::CALL_FORM) }),
+            )
+            .route(
                 &format!("{at}/console.css"),
                 get(|| async { asset(assets::STYLE, "text/css") }),
             )

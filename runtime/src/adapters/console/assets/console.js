@@ -453,14 +453,30 @@
 
   // ---- calling a tool ----
 
+  let tools = [];
+  let fieldProblem = () => "";
+
   async function loadTools() {
     const select = $("call-tool");
     try {
-      const { tools } = await api("/tools");
+      ({ tools } = await api("/tools"));
       select.replaceChildren(...tools.map((tool) => el("option", { value: tool.name }, tool.title || tool.name)));
+      select.onchange = showTool;
+      showTool();
     } catch (error) {
       $("call-error").textContent = `The tools could not be read: ${error.message}`;
     }
+  }
+
+  /** The chosen tool's description and a field per parameter. */
+  function showTool() {
+    const tool = tools.find((t) => t.name === $("call-tool").value);
+    const fields = $("call-fields");
+    const legend = fields.querySelector("legend");
+    const container = el("div", { class: "params" });
+    fields.replaceChildren(legend, container);
+    $("call-description").textContent = tool ? tool.description || "" : "";
+    fieldProblem = window.toolgateCallForm.build(el, tool ? tool.input_schema : {}, container, $("call-arguments"));
   }
 
   let calls = 0;
@@ -468,6 +484,10 @@
   async function callTool(event) {
     event.preventDefault();
     $("call-error").textContent = "";
+    if (fieldProblem()) {
+      $("call-error").textContent = fieldProblem();
+      return;
+    }
     let args;
     try {
       args = JSON.parse($("call-arguments").value || "{}");
