@@ -1,6 +1,8 @@
 //! `toolgate chat`: a conversation with the `[model]` of the config, which calls the tools
 //! the caller's role allows; risky calls are asked on the terminal. With a message, one
-//! answer; without, a conversation read line by line from stdin.
+//! answer; without, a conversation read line by line from stdin. Slash commands (`/help`,
+//! `/tools`, `/tool NAME --param value`, `/mcp status`, ...) are answered here, never sent
+//! to the model.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -11,10 +13,12 @@ use crate::config::BuildOptions;
 use anstream::{eprintln, println};
 use clap::Args;
 use toolgate::Caller;
+use toolgate::agent::commands::{ChatCommands, Handled};
 use toolgate::agent::{Agent, Run, RunOptions, RunStatus};
 use toolgate::approval::Approver;
 
 use crate::approve::TerminalApprover;
+use crate::config::Built;
 use crate::failure::Failure;
 use crate::output;
 use crate::setup::{self, Acting};
@@ -43,44 +47,112 @@ pub async fn run(config: &Path, args: ChatArgs) -> Result<ExitCode, Failure> {
     };
     let lowest = setup::lowest_role(&built);
     let caller = args.acting.caller(&built, &lowest)?;
+    let chat = Chat {
+        agent: &agent,
+        built: &built,
+        caller: &caller,
+        commands: commands(&built),
+    };
     let shown = match args.message.is_empty() {
-        true => converse(&agent, &caller).await,
-        false => {
-            let run = agent
-                .run(&caller, args.message.join(" "))
-                .await
-                .map_err(|error| Failure::failed(error.to_string()))?;
-            Ok(show(&run, 0))
-        }
+        true => chat.converse().await,
+        false => chat.once(&args.message.join(" ")).await,
     };
     setup::send_telemetry(&built).await;
     shown
 }
 
-/// One message a line until stdin ends.
-async fn converse(agent: &Agent, caller: &Caller) -> Result<ExitCode, Failure> {
-    let mut last: Option<Run> = None;
-    let mut code = ExitCode::SUCCESS;
-    loop {
-        eprint_prompt();
-        let Some(line) = tokio::task::spawn_blocking(read_line).await.ok().flatten() else {
-            return Ok(code);
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let run = match &last {
-            Some(run) => {
-                agent
-                    .follow_up(caller, run.id(), line, RunOptions::default())
+/// The slash commands, `/mcp status` telling of the config's imports.
+fn commands(built: &Built) -> ChatCommands {
+    let imports: Vec<String> = built
+        .imports
+        .iter()
+        .map(|import| match &import.outcome {
+            Ok(tools) => format!(
+                "{}: connected, {tools} tools ({})",
+                import.name, import.address
+            ),
+            Err(error) => format!(
+                "{}: not connected ({}): {error}",
+                import.name, import.address
+            ),
+        })
+        .collect();
+    ChatCommands::new().mcp_status(move || match imports.is_empty() {
+        true => vec!["no MCP servers are configured ([[mcp]] in toolgate.toml)".to_owned()],
+        false => imports.clone(),
+    })
+}
+
+/// One person's chat.
+struct Chat<'a> {
+    agent: &'a Agent,
+    built: &'a Built,
+    caller: &'a Caller,
+    commands: ChatCommands,
+}
+
+impl Chat<'_> {
+    /// One line given on the command line: a command's answer, or one run.
+    async fn once(&self, line: &str) -> Result<ExitCode, Failure> {
+        match self.handle("", line).await {
+            Handled::Message(message) => {
+                let run = self
+                    .agent
+                    .run(self.caller, message)
                     .await
+                    .map_err(|error| Failure::failed(error.to_string()))?;
+                Ok(show(&run, 0))
             }
-            None => agent.run(caller, line).await,
+            Handled::Reply(_) | Handled::Quit => Ok(ExitCode::SUCCESS),
         }
-        .map_err(|error| Failure::failed(error.to_string()))?;
-        let shown = last.as_ref().map_or(0, |last| last.calls().len());
-        code = show(&run, shown);
-        last = Some(run);
+    }
+
+    /// A command is answered (printed) here; a message is returned for the model.
+    async fn handle(&self, said: &str, line: &str) -> Handled {
+        let registry = &self.built.registry;
+        let handled = self
+            .commands
+            .handle(registry, self.caller, said, line)
+            .await;
+        if let Handled::Reply(text) = &handled {
+            println!("{text}");
+        }
+        handled
+    }
+    /// One message a line until stdin ends (or `/quit`).
+    async fn converse(&self) -> Result<ExitCode, Failure> {
+        let mut last: Option<Run> = None;
+        let mut said = String::new();
+        let mut code = ExitCode::SUCCESS;
+        loop {
+            eprint_prompt();
+            let Some(line) = tokio::task::spawn_blocking(read_line).await.ok().flatten() else {
+                return Ok(code);
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let message = match self.handle(&said, &line).await {
+                Handled::Message(message) => message,
+                Handled::Reply(_) => continue,
+                Handled::Quit => return Ok(code),
+            };
+            said.push_str(&message);
+            said.push('\n');
+            let run = match &last {
+                Some(run) => {
+                    let options = RunOptions::default();
+                    self.agent
+                        .follow_up(self.caller, run.id(), message, options)
+                        .await
+                }
+                None => self.agent.run(self.caller, message).await,
+            }
+            .map_err(|error| Failure::failed(error.to_string()))?;
+            let shown = last.as_ref().map_or(0, |last| last.calls().len());
+            code = show(&run, shown);
+            last = Some(run);
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! A terminal chat: a model from any OpenAI-compatible server, with the clinic's tools as
 //! the chosen role may use them. Shows each call as it happens, asks `[y/N/always]` before
-//! risky calls, and takes `/tools`, `/tools suggest` (tools that fit the conversation so far),
-//! `/tools search WORDS` and `/tool NAME --param value` commands.
+//! risky calls, and takes the slash commands of [`toolgate::agent::commands`] (`/help`,
+//! `/tools`, `/tools suggest`, `/tools search WORDS`, `/tool NAME --param value`, ...), the
+//! same as `toolgate chat`.
 //!
 //! ```text
 //! cargo run -p toolgate-examples --bin chat -- --base-url http://127.0.0.1:8080/v1 --role staff
@@ -13,12 +14,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Parser;
-use serde_json::{Map, Value};
+use toolgate::Caller;
+use toolgate::agent::commands::{ChatCommands, Handled};
 use toolgate::agent::models::OpenAiChat;
 use toolgate::agent::{Agent, Example, FreeText, Model, RunId, RunOptions, RunStatus};
 use toolgate::events::{Event, EventKind};
-use toolgate::search::SearchHit;
-use toolgate::{Caller, Registry, ToolCall};
 use toolgate_examples::clinic::{Clinic, ROLES, agent_builder, registry_builder};
 use toolgate_examples::terminal::{ask_in_terminal, prompt};
 
@@ -95,26 +95,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let agent = builder.build();
     tokio::spawn(show_events(registry.events(), options.stream));
     println!(
-        "chatting as {} with {} at {} (/tools, /tools suggest, /tools search WORDS, /tool NAME --param value, /quit)",
+        "chatting as {} with {} at {} (/help for the commands)",
         options.role, options.model, options.base_url
     );
+    let commands = ChatCommands::new();
     let mut run_id: Option<RunId> = None;
     let mut said = String::new();
     while let Some(line) = prompt("\n> ".into()).await {
-        match line.as_str() {
-            "" => continue,
-            "/quit" | "/exit" => break,
-            "/tools" => list_tools(&registry, &caller),
-            "/tools suggest" => show_hits(registry.suggest(&caller, &said, 5)),
-            command if command.starts_with("/tools search ") => {
-                let words = &command["/tools search ".len()..];
-                show_hits(registry.search(&caller, words, 5));
-            }
-            command if command.starts_with("/tool ") => run_tool(&registry, &caller, command).await,
-            message => {
-                said.push_str(message);
+        if line.trim().is_empty() {
+            continue;
+        }
+        match commands.handle(&registry, &caller, &said, &line).await {
+            Handled::Quit => break,
+            Handled::Reply(text) => println!("{text}"),
+            Handled::Message(message) => {
+                said.push_str(&message);
                 said.push('\n');
-                run_id = Some(converse(&agent, &caller, run_id.as_ref(), message).await);
+                run_id = Some(converse(&agent, &caller, run_id.as_ref(), &message).await);
             }
         }
     }
@@ -164,54 +161,6 @@ async fn converse(agent: &Agent, caller: &Caller, run: Option<&RunId>, message: 
         other => println!("\n(the run stopped: {other})"),
     }
     run.id().clone()
-}
-
-fn show_hits(hits: Vec<SearchHit>) {
-    if hits.is_empty() {
-        println!("  (no tool fits)");
-    }
-    for hit in hits {
-        let tool = &hit.definition;
-        println!(
-            "  {:<24} {:.2}  {}",
-            tool.name, hit.relevance, tool.description
-        );
-    }
-}
-
-fn list_tools(registry: &Registry, caller: &Caller) {
-    for tool in registry.visible_to(caller).iter() {
-        println!("  {:<24} {}", tool.name, tool.description);
-    }
-}
-
-/// `/tool NAME --key value ...`: values that parse as JSON are taken as JSON, others as text.
-async fn run_tool(registry: &Registry, caller: &Caller, command: &str) {
-    let mut words = command.split_whitespace().skip(1);
-    let Some(name) = words.next() else {
-        println!("usage: /tool NAME --param value ...");
-        return;
-    };
-    let mut arguments = Map::new();
-    let words: Vec<&str> = words.collect();
-    for pair in words.chunks(2) {
-        let [flag, value] = pair else {
-            println!("`{}` has no value", pair[0]);
-            return;
-        };
-        let Some(key) = flag.strip_prefix("--") else {
-            println!("expected --param, found `{flag}`");
-            return;
-        };
-        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String((*value).into()));
-        arguments.insert(key.to_owned(), value);
-    }
-    let call = ToolCall::new("terminal", name, Value::Object(arguments));
-    let outcome = registry.call(caller, call).await;
-    match outcome.result {
-        Ok(value) => println!("{value}"),
-        Err(error) => println!("{}: {}", error.code, error.message),
-    }
 }
 
 /// Prints the model's calls as they happen (and its text as it streams).

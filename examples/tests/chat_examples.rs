@@ -1,5 +1,6 @@
 //! The chat example's `--examples`: the exchanges in the file come before the conversation
 //! in what the model is sent; a file that is not a list of examples is refused with its line.
+//! Its slash commands (the table `toolgate chat` uses too) are answered without the model.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -32,11 +33,20 @@ async fn recording_model() -> (String, Arc<Mutex<Vec<Value>>>) {
 }
 
 fn chat(base: &str, folder: &std::path::Path, examples: &std::path::Path) -> std::process::Output {
+    let examples = [std::ffi::OsStr::new("--examples"), examples.as_os_str()];
+    chat_with(base, folder, &examples, "When are you open?\n/quit\n")
+}
+
+fn chat_with(
+    base: &str,
+    folder: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+    typed: &str,
+) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chat"))
         .args(["--base-url", base, "--database"])
         .arg(folder.join("clinic.db"))
-        .arg("--examples")
-        .arg(examples)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -46,7 +56,7 @@ fn chat(base: &str, folder: &std::path::Path, examples: &std::path::Path) -> std
         .stdin
         .take()
         .unwrap()
-        .write_all(b"When are you open?\n/quit\n")
+        .write_all(typed.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
 }
@@ -103,4 +113,25 @@ async fn a_file_that_is_not_a_list_of_examples_is_refused_with_its_line() {
         said.contains("--examples") && said.contains("line 2") && said.contains("reply"),
         "{said}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_commands_are_answered_without_the_model() {
+    let (base, seen) = recording_model().await;
+    let folder = tempfile::tempdir().unwrap();
+    let typed = "/help\n/tools\n/tools permissions\n/tools search opening hours\n\
+                 /tool get_clinic_hours --day saturday\n/mcp status\n/nope\n/quit\n";
+    let output = tokio::task::block_in_place(|| chat_with(&base, folder.path(), &[], typed));
+    let out = String::from_utf8_lossy(&output.stdout);
+    for expected in [
+        "/tools search WORDS",
+        "get_clinic_hours",
+        "you are terminal-user (role customer)",
+        "\"day\": \"saturday\"",
+        "no MCP servers are imported here",
+        "unknown command `/nope`: /help lists the commands",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+    assert!(seen.lock().unwrap().is_empty(), "nothing went to the model");
 }

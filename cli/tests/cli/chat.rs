@@ -269,3 +269,49 @@ fn a_real_model_answers() {
         failed.stderr()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_commands_are_answered_here_and_never_reach_the_model() {
+    let (url, seen) = scripted(vec![json!({"role": "assistant", "content": "Noted."})]).await;
+    let project = project(&url);
+    let script = "/help\n/tools\n/tools list\n/tools permissions\n/tools search keep a note\n\
+                  /tool note --text 'from the chat'\n/tool burn\nn\n/mcp status\n/nonsense here\n\
+                  //etc is a folder?\n/tools suggest\n/quit\nnever read\n";
+    let ran = tokio::task::block_in_place(|| project.run(&["chat"], script)).expect(0);
+    let out = ran.stdout();
+    for expected in [
+        "/tools search WORDS",                              // /help
+        "note                     Keep a note.",            // /tools, /tools list
+        "you are cli (role public); you may use 2 tools:",  // /tools permissions
+        "burn                     permission public, risk", //
+        "kept",                                             // /tool note
+        "no MCP servers are configured",                    // /mcp status
+        "unknown command `/nonsense here`: /help lists the commands",
+        "Noted.", // the one message
+    ] {
+        assert!(
+            out.contains(expected),
+            "missing {expected:?} in:\n{out}\n{}",
+            ran.stderr()
+        );
+    }
+    // A call from the chat goes through the registry: the destructive one is asked.
+    assert!(
+        ran.stderr().contains("Run it? [y/N/always]"),
+        "{}",
+        ran.stderr()
+    );
+    assert!(
+        out.contains("approval_denied: a person refused this call"),
+        "{out}"
+    );
+    let notes = std::fs::read_to_string(project.path().join("work/notes.log")).unwrap();
+    assert_eq!(notes.trim(), r#"{"text":"from the chat"}"#);
+    // Only the message went to the model, with its first slash given back.
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let sent = requests[0]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(sent, "/etc is a folder?");
+    // `/tools suggest` looks at what was said (nothing a tool serves); `/quit` ends it.
+    assert!(out.trim_end().ends_with("no tool fits"), "{out}");
+}

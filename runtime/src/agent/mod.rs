@@ -40,6 +40,7 @@
 //! the time a person takes to decide is not counted.
 
 mod builder;
+pub mod commands;
 mod driver;
 mod envelope;
 mod example;
