@@ -114,6 +114,7 @@ impl Config {
             sandbox,
             commands,
             web,
+            sources: self.file.sources.clone(),
         };
         let mut registered_files = file_tools.register(&registry);
         let file_problems = std::mem::take(&mut registered_files.problems);

@@ -76,6 +76,10 @@ pub struct ConfigFile {
     /// MCP servers whose tools are imported.
     #[serde(default)]
     pub mcp: Vec<McpKey>,
+    /// APIs that HTTP tool files share (`source: NAME`): a base URL, headers, a bearer
+    /// token's variable.
+    #[serde(default)]
+    pub sources: BTreeMap<String, toolgate_tools::file_tools::HttpSource>,
     /// Providers every tool must be usable with: `openai`, `anthropic`, `gemini` (a tool
     /// file that is not is refused).
     #[serde(default)]

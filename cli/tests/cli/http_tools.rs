@@ -217,3 +217,88 @@ async fn an_approver_sees_the_request_without_its_secrets() {
     assert!(asked.contains("[redacted]"), "{asked}");
     assert!(!asked.contains("918273"), "{asked}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn placeholders_keep_unreserved_characters_and_refuse_dot_segments() {
+    let server = echo_server().await;
+    let project = project(&server, true);
+    let got = run(
+        &project,
+        &["call", "get_item", "--id", "MUG-1_a.b~c d"],
+        Some("t"),
+    )
+    .await
+    .expect(0)
+    .json();
+    assert_eq!(
+        got["path"], "/items/MUG-1_a.b~c%20d",
+        "RFC 3986's unreserved characters stay"
+    );
+    for dots in [".", ".."] {
+        let refused = run(&project, &["call", "get_item", "--id", dots], Some("t"))
+            .await
+            .expect(1);
+        assert!(
+            refused.stderr().contains("would change the request's path"),
+            "{}",
+            refused.stderr()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_share_a_source_and_name_their_query() {
+    let server = echo_server().await;
+    let config = format!(
+        "{BASE}\n[web]\nallow_networks = [\"127.0.0.0/8\"]\n\n[sources.shop]\nurl = \"{server}/api/v2/\"\nbearer_env = \"SHOP_TOKEN\"\nheaders = {{X-Client = \"toolgate\"}}\n"
+    );
+    let project = Project::new(&config);
+    project.write(
+        ".toolgate/tools/stock.md",
+        "---\nname: stock\ndescription: Stock of an item.\npermission: public\nread_only: true\nparameters:\n  sku: string\nhttp: {source: shop, path: \"/stock/{sku}\"}\n---\n",
+    );
+    project.write(
+        ".toolgate/tools/order.md",
+        "---\nname: order\ndescription: Order an item.\npermission: public\nparameters:\n  sku: string\n  count: integer\n  dry_run: {type: boolean, required: false}\nhttp: {source: shop, method: POST, path: /orders, query: [dry_run]}\n---\n",
+    );
+    let call = |args: &[&str]| {
+        let mut command = project.command();
+        command.args(args).env("SHOP_TOKEN", "shop-secret");
+        tokio::task::block_in_place(|| project.run_with(&mut command, ""))
+    };
+    let stock = call(&["call", "stock", "--sku", "MUG-1"]).expect(0).json();
+    assert_eq!(stock["path"], "/api/v2/stock/MUG-1");
+    assert_eq!(stock["authorization"], "Bearer shop-secret");
+    let order = call(&[
+        "call",
+        "order",
+        "--sku",
+        "MUG-1",
+        "--count",
+        "2",
+        "--dry_run",
+        "true",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(
+        (order["method"].as_str(), order["path"].as_str()),
+        (Some("POST"), Some("/api/v2/orders"))
+    );
+    assert_eq!(order["query"], "dry_run=true");
+    assert_eq!(order["body"], json!({"sku": "MUG-1", "count": 2}));
+
+    // A tool naming a source that is not there: its file, its line, the fix.
+    project.write(
+        ".toolgate/tools/price.md",
+        "---\nname: price\ndescription: Price.\npermission: public\nparameters:\n  sku: string\nhttp:\n  source: shops\n  path: /price/{sku}\n---\n",
+    );
+    let listed = call(&["tools", "validate"]);
+    let said = format!("{}{}", listed.stdout(), listed.stderr());
+    assert!(said.contains("price.md:8"), "{said}");
+    assert!(
+        said.contains("`source: shops` names no source; define `[sources.shops]`"),
+        "{said}"
+    );
+    assert!(said.contains("(defined: shop)"), "{said}");
+}

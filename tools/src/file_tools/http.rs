@@ -1,7 +1,7 @@
 //! HTTP tools: one request built from the call's arguments. The URL's `{name}` placeholders
-//! take arguments (percent-encoded, so an argument cannot add a path, query or host); the
-//! other arguments become the query (`GET`, `DELETE`) or a JSON body (`POST`, `PUT`,
-//! `PATCH`). Headers may take secrets from the environment (`${NAME}`). The address is
+//! take arguments (percent-encoded as RFC 3986 path segments, so an argument cannot add a
+//! path, query or host); the other arguments become the query (`GET`, `DELETE`) or a JSON
+//! body (`POST`, `PUT`, `PATCH`; those named in `query` go in the query). Headers may take secrets from the environment (`${NAME}`). The address is
 //! checked as `fetch_webpage` checks it (public addresses only, unless the application
 //! allows a network; the connection goes to the address checked), and no redirect is
 //! followed.
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 use toolgate::{ErrorCode, Tool, ToolContext, ToolDefinition, ToolError, ToolFuture, ToolResult};
@@ -18,6 +18,15 @@ use url::Url;
 use super::environment::interpolate;
 use super::spec::HttpSpec;
 use crate::web::{WebConfig, pinned_client, read_body};
+
+/// What a placeholder's value is escaped of: all but RFC 3986's unreserved characters
+/// (letters, digits, `-`, `.`, `_`, `~`), so a value is one path segment (or query value),
+/// never more.
+const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// Most bytes of an error answer quoted in the tool error.
 const ERROR_BODY_QUOTE: usize = 500;
@@ -34,6 +43,8 @@ struct Inner {
     url: String,
     /// The URL's `{name}` placeholders, found once when the file loads.
     placeholders: Vec<String>,
+    /// Arguments sent in the query whatever the method.
+    query: Vec<String>,
     headers: BTreeMap<String, String>,
     web: Arc<WebConfig>,
 }
@@ -83,6 +94,7 @@ impl HttpTool {
                     .map(str::to_owned)
                     .collect(),
                 headers: spec.headers.clone(),
+                query: spec.query.clone(),
                 web,
             }),
         }
@@ -140,6 +152,15 @@ impl Inner {
         };
         let mut url = self.url_for(&mut arguments)?;
         if !matches!(self.method, Method::GET | Method::DELETE) {
+            let in_query: Map<String, Value> = self
+                .query
+                .iter()
+                .filter_map(|name| arguments.remove_entry(name))
+                .collect();
+            let pairs = query_pairs(&in_query);
+            if !pairs.is_empty() {
+                url.query_pairs_mut().extend_pairs(pairs);
+            }
             return Ok((url, Some(Value::Object(arguments))));
         }
         let pairs = query_pairs(&arguments);
@@ -198,7 +219,13 @@ impl Inner {
                 Value::Null => String::new(),
                 other => other.to_string(),
             };
-            let encoded = utf8_percent_encode(&text, NON_ALPHANUMERIC).to_string();
+            // `.` and `..` would be read as "this folder" and "the folder above".
+            if text == "." || text == ".." {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`{name}` cannot be `{text}`: it would change the request's path"
+                )));
+            }
+            let encoded = utf8_percent_encode(&text, PATH_SEGMENT).to_string();
             filled = filled.replace(&format!("{{{name}}}"), &encoded);
         }
         Url::parse(&filled).map_err(|error| {

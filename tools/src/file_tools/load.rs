@@ -14,7 +14,7 @@ use super::command::{CommandTool, resolve_program};
 use super::environment;
 use super::http::{self, HttpTool};
 use super::parameters::input_schema;
-use super::spec::{ParsedFile, parse};
+use super::spec::{HttpSource, HttpSpec, ParsedFile, parse};
 use crate::problem::{Problem, line_of_key};
 
 /// A tool read from a file.
@@ -136,9 +136,11 @@ pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem>
             ))
         }
         (None, Some(request)) => {
+            let request = &with_source(path, &parsed, request, &settings.sources)?;
             let method =
                 http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
             check_placeholders(path, &parsed, &definition, &request.url)?;
+            check_query(path, &parsed, &definition, &request.query)?;
             check_variables(path, &parsed, request.headers.values())?;
             Kind::Http(HttpTool::new(
                 definition,
@@ -245,6 +247,69 @@ fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Proble
         line: line_of_key(&parsed.text, "name").unwrap_or(1) as u32,
     });
     Ok(definition)
+}
+
+/// The request with its source's URL and headers put in (a tool's own headers win).
+fn with_source(
+    path: &Path,
+    parsed: &ParsedFile,
+    request: &HttpSpec,
+    sources: &BTreeMap<String, HttpSource>,
+) -> Result<HttpSpec, Problem> {
+    let Some(name) = &request.source else {
+        if request.url.is_empty() {
+            let why = "an HTTP tool needs a `url`, or a `source` and a `path`";
+            return Err(parsed.problem_at(path, "http", why));
+        }
+        return Ok(request.clone());
+    };
+    let Some(source) = sources.get(name) else {
+        let known = sources
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let why = format!(
+            "`source: {name}` names no source; define `[sources.{name}]` (url, headers) in toolgate.toml (defined: {})",
+            if known.is_empty() { "none" } else { &known }
+        );
+        return Err(parsed.problem_at(path, "source", why));
+    };
+    if !request.url.is_empty() {
+        let why = "a tool with a `source` gives a `path`, not a `url`";
+        return Err(parsed.problem_at(path, "url", why));
+    }
+    let tail = request.path.as_deref().unwrap_or("");
+    let mut resolved = request.clone();
+    resolved.url = format!(
+        "{}/{}",
+        source.url.trim_end_matches('/'),
+        tail.trim_start_matches('/')
+    );
+    resolved.headers = source.all_headers();
+    resolved.headers.extend(request.headers.clone());
+    Ok(resolved)
+}
+
+/// Every name in `query` is a parameter.
+fn check_query(
+    path: &Path,
+    parsed: &ParsedFile,
+    definition: &ToolDefinition,
+    query: &[String],
+) -> Result<(), Problem> {
+    let properties = definition.input_schema["properties"].as_object();
+    match query
+        .iter()
+        .find(|name| properties.is_none_or(|p| !p.contains_key(*name)))
+    {
+        Some(unknown) => Err(parsed.problem_at(
+            path,
+            "query",
+            format!("`query` names `{unknown}`, which is no parameter"),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn check_placeholders(

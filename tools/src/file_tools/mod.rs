@@ -30,6 +30,7 @@ mod parameters;
 pub mod spec;
 mod watch;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ use crate::web::WebConfig;
 pub use crate::problem::Problem;
 pub use environment::interpolate as interpolate_env;
 pub use load::{FileTool, Registered, load_file, register_file_tool, tool_files};
+pub use spec::HttpSource;
 pub use watch::Watching;
 
 /// Where tool files are found and what they run with.
@@ -56,6 +58,8 @@ pub struct FileTools {
     pub commands: CommandConfig,
     /// Which addresses HTTP tools may reach, their time limit and body cap.
     pub web: Arc<WebConfig>,
+    /// The shared HTTP sources tools name (`source: shop`), by name.
+    pub sources: BTreeMap<String, HttpSource>,
 }
 
 impl FileTools {
@@ -66,6 +70,7 @@ impl FileTools {
             sandbox: None,
             commands: CommandConfig::new(),
             web: Arc::new(WebConfig::default()),
+            sources: BTreeMap::new(),
         }
     }
 

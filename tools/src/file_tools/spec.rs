@@ -104,12 +104,55 @@ pub struct HttpSpec {
     /// `GET` (default), `POST`, `PUT`, `PATCH` or `DELETE`.
     #[serde(default = "get")]
     pub method: String,
-    /// The address; `{name}` is replaced by the argument `name`, percent-encoded.
+    /// The address; `{name}` is replaced by the argument `name`, percent-encoded as a path
+    /// segment (RFC 3986: letters, digits, `-`, `.`, `_`, `~` stay as they are).
+    #[serde(default)]
     pub url: String,
+    /// A shared [source](HttpSource) (`[sources.NAME]` in toolgate.toml) whose base URL and
+    /// headers the request uses; `path` is then added to its URL (instead of `url`).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// With `source`: the path after the source's URL, with `{name}` placeholders.
+    #[serde(default)]
+    pub path: Option<String>,
     /// Headers; `${NAME}` takes a variable of toolgate's environment (for secrets, which are
-    /// never logged or shown).
+    /// never logged or shown). A source's headers come first; the tool's replace them.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Arguments sent in the query string also for `POST`, `PUT` and `PATCH` (whose other
+    /// arguments are the JSON body).
+    #[serde(default)]
+    pub query: Vec<String>,
+}
+
+/// What several HTTP tools share: an API's base URL and its headers (authentication among
+/// them), named by the tools' `source`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSource {
+    /// The base URL, e.g. `https://api.example.com/v1`.
+    pub url: String,
+    /// Headers every request to it carries; `${NAME}` takes a variable of the environment.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The variable holding a bearer token: sent as `Authorization: Bearer <token>`.
+    #[serde(default)]
+    pub bearer_env: Option<String>,
+}
+
+impl HttpSource {
+    /// Its headers, the bearer token's among them.
+    pub fn all_headers(&self) -> BTreeMap<String, String> {
+        let mut headers = BTreeMap::new();
+        if let Some(variable) = &self.bearer_env {
+            headers.insert(
+                "Authorization".to_owned(),
+                format!("Bearer ${{{variable}}}"),
+            );
+        }
+        headers.extend(self.headers.clone());
+        headers
+    }
 }
 
 fn get() -> String {
