@@ -9,6 +9,7 @@ mod call;
 mod chat;
 mod config;
 mod failure;
+mod import;
 mod init;
 mod output;
 mod rules;

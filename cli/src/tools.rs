@@ -29,6 +29,9 @@ pub enum ToolsCommand {
     New(authoring::NewArgs),
     /// Check tool files (default: the configured tool folders).
     Validate(authoring::ValidateArgs),
+    /// Write a tool file per operation of an OpenAPI 3.0/3.1 document, and the API as
+    /// `[sources.NAME]` in the config.
+    ImportOpenapi(crate::import::ImportArgs),
 }
 
 #[derive(Args)]
@@ -83,6 +86,7 @@ pub async fn run(config: &Path, command: ToolsCommand) -> Result<ExitCode, Failu
         ToolsCommand::Permissions(args) => permissions(config, args).await,
         ToolsCommand::New(args) => authoring::new(config, args),
         ToolsCommand::Validate(args) => authoring::validate(config, args).await,
+        ToolsCommand::ImportOpenapi(args) => crate::import::run(config, args),
     }
 }
 

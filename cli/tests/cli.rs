@@ -24,6 +24,8 @@ mod console;
 mod http_tools;
 #[path = "cli/loading.rs"]
 mod loading;
+#[path = "cli/openapi.rs"]
+mod openapi;
 #[path = "cli/rules.rs"]
 mod rules;
 #[path = "cli/serve_mcp.rs"]

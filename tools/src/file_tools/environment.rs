@@ -10,7 +10,7 @@ pub fn interpolate(text: &str) -> Result<String, ToolError> {
 }
 
 /// The variables `text` names, to check them when the file loads.
-pub(crate) fn names(text: &str) -> Vec<&str> {
+pub fn names(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {

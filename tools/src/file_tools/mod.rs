@@ -26,6 +26,7 @@ mod command;
 mod environment;
 mod http;
 mod load;
+pub mod openapi;
 mod parameters;
 pub mod spec;
 mod watch;
@@ -40,6 +41,7 @@ use crate::web::WebConfig;
 
 pub use crate::problem::Problem;
 pub use environment::interpolate as interpolate_env;
+pub use environment::names as variable_names;
 pub use load::{FileTool, Registered, load_file, register_file_tool, tool_files};
 pub use spec::HttpSource;
 pub use watch::Watching;
