@@ -113,7 +113,7 @@ pub async fn run(config: &Path, mut args: CallArgs) -> Result<ExitCode, Failure>
     }
 }
 
-fn print_value(outcome: &toolgate::ToolOutcome, value: &Value) {
+pub(crate) fn print_value(outcome: &toolgate::ToolOutcome, value: &Value) {
     // Content (images, resources) as a reader of text gets it: the text, the rest described.
     if outcome.is_content {
         println!("{}", toolgate::formats::outcome_text(outcome));
@@ -176,7 +176,10 @@ fn take_own_options(args: &mut CallArgs, parameters: &[String]) -> Result<(), Fa
 }
 
 /// `--name value` pairs typed from the tool's input schema.
-fn typed_arguments(definition: &ToolDefinition, words: &[String]) -> Result<Value, Failure> {
+pub(crate) fn typed_arguments(
+    definition: &ToolDefinition,
+    words: &[String],
+) -> Result<Value, Failure> {
     let properties = definition.input_schema["properties"]
         .as_object()
         .cloned()

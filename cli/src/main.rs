@@ -11,6 +11,7 @@ mod config;
 mod failure;
 mod import;
 mod init;
+mod mcp_client;
 mod output;
 mod rules;
 mod serve;
@@ -58,7 +59,7 @@ enum Command {
     /// Serve the tools over MCP or HTTP, each caller seeing what its role allows.
     #[command(subcommand)]
     Serve(serve::ServeCommand),
-    /// The imported MCP servers.
+    /// MCP servers: the imported ones' status, or any server listed and called.
     #[command(subcommand)]
     Mcp(McpCommand),
     /// Calls waiting for approval (kept in the configured `state`).
@@ -77,6 +78,10 @@ enum Command {
 enum McpCommand {
     /// Each imported server: connected or not, how many tools, the last error.
     Status(setup::StatusArgs),
+    /// The tools of any MCP server (a URL, or the command that starts it).
+    List(mcp_client::ListArgs),
+    /// Call a tool of any MCP server: `toolgate mcp call TARGET TOOL --param value`.
+    Call(mcp_client::CallArgs),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +113,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Call(args) => call::run(&config, args).await,
         Command::Serve(command) => serve::run(&config, command).await,
         Command::Mcp(McpCommand::Status(args)) => setup::status(&config, args).await,
+        Command::Mcp(McpCommand::List(args)) => mcp_client::list(args).await,
+        Command::Mcp(McpCommand::Call(args)) => mcp_client::call(args).await,
         Command::Approvals(command) => approvals::run(&config, command).await,
         Command::Audit(command) => audit::run(&config, command).await,
         Command::Search(args) => tools::search(&config, args).await,

@@ -24,6 +24,8 @@ mod console;
 mod http_tools;
 #[path = "cli/loading.rs"]
 mod loading;
+#[path = "cli/mcp_any.rs"]
+mod mcp_any;
 #[path = "cli/openapi.rs"]
 mod openapi;
 #[path = "cli/rules.rs"]
