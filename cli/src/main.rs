@@ -11,6 +11,7 @@ mod config;
 mod failure;
 mod import;
 mod init;
+mod install;
 mod mcp_client;
 mod output;
 mod rules;
@@ -72,6 +73,8 @@ enum Command {
     Search(tools::SearchArgs),
     /// Talk with the config's `[model]`, which calls the tools your role allows.
     Chat(chat::ChatArgs),
+    /// Add toolgate to an MCP client (Claude Desktop, Claude Code, Cursor, VS Code).
+    Install(install::InstallArgs),
 }
 
 #[derive(Subcommand)]
@@ -119,5 +122,6 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Audit(command) => audit::run(&config, command).await,
         Command::Search(args) => tools::search(&config, args).await,
         Command::Chat(args) => chat::run(&config, args).await,
+        Command::Install(args) => install::run(&config, args),
     }
 }

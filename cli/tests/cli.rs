@@ -22,6 +22,8 @@ mod config_errors;
 mod console;
 #[path = "cli/http_tools.rs"]
 mod http_tools;
+#[path = "cli/install.rs"]
+mod install;
 #[path = "cli/loading.rs"]
 mod loading;
 #[path = "cli/mcp_any.rs"]
