@@ -36,7 +36,7 @@ mod rules;
 mod serve_mcp;
 #[path = "cli/starting.rs"]
 mod starting;
-#[path = "cli/wheel.rs"]
-mod wheel;
 #[path = "cli/telemetry.rs"]
 mod telemetry;
+#[path = "cli/wheel.rs"]
+mod wheel;

@@ -30,20 +30,43 @@ fn the_wheel_installs_a_working_command() {
     let binary = env!("CARGO_BIN_EXE_toolgate");
     let version = env!("CARGO_PKG_VERSION");
     let out = scratch.path().join("dist");
-    let made = run("python3", &[script.to_str().unwrap(), binary, version, out.to_str().unwrap()], scratch.path());
+    let made = run(
+        "python3",
+        &[
+            script.to_str().unwrap(),
+            binary,
+            version,
+            out.to_str().unwrap(),
+        ],
+        scratch.path(),
+    );
     let wheel = made.trim();
     assert!(wheel.ends_with(".whl"), "{made}");
 
     let venv = scratch.path().join("venv");
-    run("python3", &["-m", "venv", venv.to_str().unwrap()], scratch.path());
+    run(
+        "python3",
+        &["-m", "venv", venv.to_str().unwrap()],
+        scratch.path(),
+    );
     let pip = venv.join("bin/pip");
-    run(&pip, &["install", "--no-index", "--quiet", wheel], scratch.path());
+    run(
+        &pip,
+        &["install", "--no-index", "--quiet", wheel],
+        scratch.path(),
+    );
     let toolgate = venv.join("bin/toolgate");
-    assert!(run(&toolgate, &["--help"], scratch.path()).contains("Tools a language model can call"));
+    assert!(
+        run(&toolgate, &["--help"], scratch.path()).contains("Tools a language model can call")
+    );
     assert!(run(&toolgate, &["--version"], scratch.path()).contains(version));
 
     let project = Project::empty();
     run(&toolgate, &["init"], project.path());
-    let called = run(&toolgate, &["call", "greet", "--text", "from the wheel"], project.path());
+    let called = run(
+        &toolgate,
+        &["call", "greet", "--text", "from the wheel"],
+        project.path(),
+    );
     assert!(called.contains("from the wheel"), "{called}");
 }
