@@ -67,7 +67,7 @@ pub async fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         .map(|tool| {
             vec![
                 tool.name.clone(),
-                tool.description.lines().next().unwrap_or("").to_owned(),
+                crate::tools::first_line(&tool.description),
             ]
         })
         .collect();

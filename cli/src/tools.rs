@@ -149,7 +149,7 @@ fn summary(tool: &ToolDefinition) -> Value {
     })
 }
 
-fn first_line(text: &str) -> String {
+pub(crate) fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     match line.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
