@@ -19,6 +19,7 @@ mod serve;
 mod serve_summary;
 mod setup;
 mod starter;
+mod stats;
 mod tools;
 
 use std::path::PathBuf;
@@ -75,6 +76,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// Add toolgate to an MCP client (Claude Desktop, Claude Code, Cursor, VS Code).
     Install(install::InstallArgs),
+    /// What the tools were used for: calls, errors, durations, approvals, unused tools.
+    Stats(stats::StatsArgs),
 }
 
 #[derive(Subcommand)]
@@ -123,5 +126,6 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Search(args) => tools::search(&config, args).await,
         Command::Chat(args) => chat::run(&config, args).await,
         Command::Install(args) => install::run(&config, args),
+        Command::Stats(args) => stats::run(&config, args).await,
     }
 }

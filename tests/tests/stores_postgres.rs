@@ -261,3 +261,11 @@ async fn a_follower_cut_off_catches_up_once(open_a: Open, open_b: Open, cut_b: C
     let again = store_suite::rest(&mut on_b).await;
     assert!(again.is_empty(), "heard twice: {again:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_is_counted_across_instances() {
+    scenario(async |url| {
+        store_suite::usage_is_counted_across_instances(opener(&url)).await;
+    })
+    .await;
+}

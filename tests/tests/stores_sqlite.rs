@@ -173,3 +173,9 @@ async fn approvals_are_heard_on_every_instance_once() {
     let (_folder, path) = file();
     store_suite::approvals_are_heard_on_every_instance_once(opener(&path)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_is_counted_across_instances() {
+    let (_folder, path) = file();
+    store_suite::usage_is_counted_across_instances(opener(&path)).await;
+}

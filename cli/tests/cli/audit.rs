@@ -109,3 +109,65 @@ fn a_cut_tail_is_found_against_the_last_hash_noted_earlier() {
     );
     assert!(cut.stderr().contains("audit.jsonl"), "{}", cut.stderr());
 }
+
+#[test]
+fn stats_count_the_audit_file_per_tool_and_role() {
+    let project = Project::new(&format!(
+        "{BASE}\n[callers.ann]\nrole = \"staff\"\ntoken_env = \"ANN_TOKEN\"\n"
+    ));
+    project.write(
+        ".toolgate/tools/say.md",
+        "---\nname: say\ndescription: Say a word.\npermission: public\nparameters: {word: string}\ncommand: {program: cat, output: json}\n---\n",
+    );
+    project.write(
+        ".toolgate/tools/idle.md",
+        "---\nname: idle\ndescription: Never called.\npermission: public\ncommand: {program: cat, output: json}\n---\n",
+    );
+    project.write(
+        ".toolgate/tools/vault.md",
+        "---\nname: vault\ndescription: Staff only.\npermission: staff\ncommand: {program: cat, output: json}\n---\n",
+    );
+    for word in ["one", "two", "three"] {
+        project.run(&["call", "say", "--word", word], "").expect(0);
+    }
+    project
+        .run(&["call", "say", "--word", "x", "--as", "ann"], "")
+        .expect(0);
+    project.run(&["call", "vault"], "").expect(0);
+    project.run(&["call", "say", "--json", "{}"], "").expect(1);
+    let report = project.run(&["stats", "--json"], "").expect(0).json();
+    assert_eq!(report["calls"], 6);
+    let say = &report["by_tool"][0];
+    assert_eq!(
+        (
+            say["name"].as_str(),
+            say["calls"].as_u64(),
+            say["ok"].as_u64()
+        ),
+        (Some("say"), Some(5), Some(4))
+    );
+    assert_eq!(say["errors"]["invalid_arguments"], 1);
+    let roles: Vec<(&str, u64)> = report["by_role"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|role| {
+            (
+                role["name"].as_str().unwrap(),
+                role["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(roles, [("admin", 5), ("staff", 1)]);
+    assert_eq!(report["unused"], serde_json::json!(["idle"]));
+    let table = project.run(&["stats"], "").expect(0).stdout();
+    assert!(table.starts_with("6 calls in the last 7 days"), "{table}");
+    assert!(table.contains("not used: idle"), "{table}");
+    // What a role may not see is neither counted nor named for it.
+    let public = project
+        .run(&["stats", "--json", "--role", "public"], "")
+        .expect(0)
+        .json();
+    assert_eq!(public["calls"], 5);
+    assert!(!public.to_string().contains("vault"), "{public}");
+}

@@ -154,6 +154,23 @@ async fn a_tool_is_called_through_the_form_its_schema_makes() {
         json!({"pet": "Rex", "minutes": 45, "kind": "checkup"})
     );
 
+    // The usage panel (ann approves): the call is counted once it is refreshed.
+    page.eval("document.getElementById('usage-refresh').click(); true")
+        .await;
+    let counted = page
+        .wait_for(
+            "document.querySelector('#usage tr[data-tool=book] td:nth-child(2)')?.textContent",
+            "the book tool's row in the usage panel",
+        )
+        .await;
+    assert_eq!(counted, "1");
+    let unused = eval(
+        &mut page,
+        "document.getElementById('usage-unused').textContent",
+    )
+    .await;
+    assert_eq!(unused, "Every tool was used.");
+
     // A field that is not JSON is said before anything is sent.
     fill(&mut page, "notes", "[not json").await;
     page.eval("document.getElementById('call-form').requestSubmit(); true")

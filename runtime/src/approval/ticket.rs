@@ -142,7 +142,6 @@ impl TicketSigner {
     }
 
     /// How long tickets (and other sealed states) live.
-    #[cfg(feature = "mcp")]
     pub(crate) fn lifetime(&self) -> Duration {
         self.lifetime
     }

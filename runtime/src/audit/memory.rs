@@ -165,6 +165,21 @@ impl AuditStore for MemoryAuditStore {
         ready(Ok(last))
     }
 
+    /// All it holds in one page, oldest first (positions count from the oldest kept now).
+    fn records_after(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<(u64, AuditRecord)>> {
+        if after > 0 {
+            return ready(Ok(Vec::new()));
+        }
+        let copied: Vec<CopiedRecord> = self.read_newest(|records| {
+            let newest = records.into_iter().take(limit);
+            newest
+                .map(|(record, readers)| record.copied(readers))
+                .collect()
+        });
+        let oldest_first = copied.into_iter().rev().map(CopiedRecord::into_record);
+        ready(Ok((1..).zip(oldest_first).collect()))
+    }
+
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
         let records = self.read_newest(|records| records.len()) as u64;
         ready(Ok(Ok(VerifiedChain {

@@ -8,6 +8,7 @@ mod memory;
 mod readers;
 mod ring;
 mod store;
+mod usage;
 mod verify;
 mod watch;
 
@@ -23,6 +24,8 @@ pub use jsonl::JsonlFileSink;
 pub(crate) use kept::{CallArguments, Facts, Names, ReadBack, Reader};
 pub use memory::MemoryAuditStore;
 pub use store::AuditStore;
+pub(crate) use usage::Tally;
+pub use usage::{Approvals, UsageFigures, UsageReport};
 pub use verify::{LogProblem, VerifiedLog, verify_log};
 pub(crate) use watch::{Ended, RecordWatcher};
 

@@ -19,6 +19,17 @@ pub trait AuditStore: Send + Sync + 'static {
     fn history<'a>(&'a self, caller: &'a str, count: usize) -> StoreFuture<'a, Vec<AuditRecord>>;
     /// Checks every record's hash and the chain between them, if the store chains them.
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>>;
+
+    /// Records in the order they were kept, after position `after` (0: from the first),
+    /// at most `limit`, each with its position: what [usage figures](crate::Registry::usage)
+    /// are counted from. A store that cannot list its records says so (the default).
+    fn records_after(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<(u64, AuditRecord)>> {
+        let _ = (after, limit);
+        crate::store_error::ready(Err(crate::store_error::StoreError::unavailable(
+            "the audit store",
+            "it cannot list its records, so usage cannot be counted from it",
+        )))
+    }
 }
 
 impl<T: AuditStore + ?Sized> AuditStore for std::sync::Arc<T> {
@@ -30,5 +41,8 @@ impl<T: AuditStore + ?Sized> AuditStore for std::sync::Arc<T> {
     }
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
         (**self).verify()
+    }
+    fn records_after(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<(u64, AuditRecord)>> {
+        (**self).records_after(after, limit)
     }
 }

@@ -31,6 +31,7 @@ mod search;
 mod snapshot;
 mod stages;
 mod tickets;
+mod usage;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

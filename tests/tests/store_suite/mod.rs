@@ -3,8 +3,10 @@
 //! across instances is what the database holds, not what one process remembers.
 
 mod events;
+mod usage;
 
 pub use events::*;
+pub use usage::*;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -9,6 +9,9 @@ pub(super) const SCRIPT: &str = include_str!("assets/console.js");
 /// The form for calling a tool, made from its schema.
 pub(super) const CALL_FORM: &str = include_str!("assets/call_form.js");
 
+/// The usage panel, for approvers.
+pub(super) const USAGE: &str = include_str!("assets/usage.js");
+
 /// The console's style sheet.
 pub(super) const STYLE: &str = include_str!("assets/console.css");
 

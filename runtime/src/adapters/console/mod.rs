@@ -204,6 +204,10 @@ impl Console {
                 get(|| async { script(assets::CALL_FORM) }),
             )
             .route(
+                &format!("{at}/usage.js"),
+                get(|| async { script(assets::USAGE) }),
+            )
+            .route(
                 &format!("{at}/console.css"),
                 get(|| async { asset(assets::STYLE, "text/css") }),
             )

@@ -8,6 +8,7 @@
 //! | `POST /approvals/approve` | `{"ticket"}`: runs the call, once |
 //! | `POST /approvals/deny` | `{"ticket", "reason"}` |
 //! | `GET /me` | `{"id", "role", "approver"}`: the caller, as the [`Authenticate`] hook identified it |
+//! | `GET /usage?days=7` (or `since`, `until` in ms) | for approvers: what the tools they may see were used for ([`Registry::usage`]) |
 //! | `GET /health` | `{"status": "ok", "tools": n}`, `n` the tools the caller may use |
 //! | `GET /events` | server-sent events: the caller's own [events](crate::events) (calls, approvals, agent runs), and the approval requests it may decide with their decisions |
 //!
@@ -63,6 +64,7 @@ mod outcome;
 mod search;
 #[cfg(feature = "otel")]
 pub(crate) mod traced;
+mod usage;
 mod wire;
 mod with_body;
 
@@ -153,6 +155,7 @@ fn routes(shared: Shared) -> Router {
         .route("/approvals/deny", post(Caught(WithBody(handlers::deny))))
         .route("/events", get(Caught(events::events)))
         .route("/me", get(Caught(handlers::me)))
+        .route("/usage", get(Caught(usage::usage)))
         .route("/health", get(Caught(handlers::health)));
     if with_agent {
         router = router

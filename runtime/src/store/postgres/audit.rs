@@ -72,6 +72,29 @@ impl AuditStore for PostgresStore {
         })
     }
 
+    fn records_after(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<(u64, AuditRecord)>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let (after, limit) = (
+                after.min(i64::MAX as u64) as i64,
+                limit.min(i64::MAX as usize) as i64,
+            );
+            let rows = client
+                .query(
+                    "SELECT seq, body FROM toolgate_audit WHERE seq >= $1 ORDER BY seq LIMIT $2",
+                    &[&after, &limit],
+                )
+                .await
+                .map_err(self.failed())?;
+            rows.iter()
+                .map(|row| {
+                    let seq: i64 = row.get(0);
+                    Ok((seq as u64 + 1, record_from_body(self.name(), row.get(1))?))
+                })
+                .collect()
+        })
+    }
+
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
         Box::pin(async move {
             let mut client = self.client().await?;

@@ -60,6 +60,30 @@ impl AuditStore for SqliteStore {
         })
     }
 
+    fn records_after(&self, after: u64, limit: usize) -> StoreFuture<'_, Vec<(u64, AuditRecord)>> {
+        let (after, limit) = (
+            after.min(i64::MAX as u64) as i64,
+            limit.min(i64::MAX as usize) as i64,
+        );
+        self.run(move |connection, name| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT seq, body FROM toolgate_audit WHERE seq >= ?1 ORDER BY seq LIMIT ?2",
+                )
+                .map_err(failed(name))?;
+            let rows = statement
+                .query_map(params![after, limit], |row| {
+                    Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+                })
+                .map_err(failed(name))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(failed(name))?;
+            rows.iter()
+                .map(|(seq, body)| Ok((*seq as u64 + 1, record_from_body(name, body)?)))
+                .collect()
+        })
+    }
+
     fn verify(&self) -> StoreFuture<'_, Result<VerifiedChain, ChainBreak>> {
         self.run(move |connection, name| {
             // One read transaction: a consistent view while writers go on.

@@ -175,8 +175,17 @@
     $("sign-out").hidden = state.config.sign_in === "session";
     $("signed-in").textContent = `${state.me.id} (${state.me.role})`;
     $("approvals-section").hidden = !state.me.approver;
+    $("usage-section").hidden = !state.me.approver;
+    if (state.me.approver) {
+      $("usage-refresh").onclick = showUsage;
+      showUsage();
+    }
     await loadTools();
     listen();
+  }
+
+  function showUsage() {
+    window.toolgateUsage.show(el, api, 7, $("usage"), $("usage-unused"), $("usage-note"));
   }
 
   // ---- waiting calls ----
