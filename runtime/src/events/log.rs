@@ -23,7 +23,7 @@ pub struct LoggedEvent {
 ///
 /// Ids must grow in the order events become visible, so that a follower that has read up
 /// to `n` never later finds an event below `n`. A log may drop old events (the stores keep
-/// fifteen minutes' worth), never the newest.
+/// five minutes' worth), never the newest.
 ///
 /// Instances that someone follows hold a lease (renewed while anyone on them subscribes);
 /// an instance writes its approvals' events always, its calls' and runs' only while another

@@ -3,7 +3,7 @@
 //! while another instance is followed; the others' come in through a follower that reads
 //! the log after the last id it saw, and holds a lease while anyone here subscribes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,8 @@ pub(super) struct Relay {
     /// Whether another instance follows the log (until the writer knows: yes).
     followed: Arc<AtomicBool>,
     following: AtomicBool,
+    /// Events dropped because the writer was behind (said now and then, not each time).
+    dropped: AtomicU64,
 }
 
 impl Relay {
@@ -53,6 +55,7 @@ impl Relay {
             outbox: OnceLock::new(),
             followed: Arc::new(AtomicBool::new(true)),
             following: AtomicBool::new(false),
+            dropped: AtomicU64::new(0),
         }
     }
 
@@ -77,11 +80,11 @@ impl Relay {
             json,
         };
         if outbox.try_send(logged).is_err() {
-            tracing::warn!(
-                target: "toolgate::events",
-                "an event was not shared with the other instances: the event log is {} events behind",
-                OUTBOX
-            );
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped % 1000 == 1 {
+                tracing::warn!(target: "toolgate::events", dropped,
+                    "events were not shared with the other instances: the event log is {OUTBOX} events behind");
+            }
         }
     }
 
