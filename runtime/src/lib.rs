@@ -130,6 +130,7 @@ pub mod tool_search;
 mod usage;
 mod util;
 mod validation;
+pub mod workflow;
 
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]

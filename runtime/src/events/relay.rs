@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
 use super::{Event, EventLog, LoggedEvent};
-use crate::store::StoreError;
+use crate::store_error::StoreError;
 
 /// Events waiting to be written before new ones are dropped (a log that cannot keep up
 /// must not hold calls back: events are for watching, the audit trail is the record).

@@ -3,7 +3,7 @@
 use crate::audit::{AuditRecord, Tally, UsageReport};
 use crate::caller::Caller;
 use crate::registry::Registry;
-use crate::store::StoreError;
+use crate::store_error::StoreError;
 
 /// Records read from the store at a time.
 const PAGE: usize = 10_000;
