@@ -40,3 +40,5 @@ mod starting;
 mod telemetry;
 #[path = "cli/wheel.rs"]
 mod wheel;
+#[path = "cli/workflows.rs"]
+mod workflows;

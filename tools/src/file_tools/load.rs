@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate::{
@@ -16,6 +17,7 @@ use super::http::{self, HttpTool};
 use super::parameters::input_schema;
 use super::spec::{HttpSource, HttpSpec, ParsedFile, parse};
 use crate::problem::{Problem, line_of_key};
+use toolgate::workflow::{Workflow, WorkflowTool};
 
 /// A tool read from a file.
 #[derive(Clone)]
@@ -29,6 +31,21 @@ pub struct FileTool {
 enum Kind {
     Command(CommandTool),
     Http(HttpTool),
+    Workflow(FileWorkflow),
+}
+
+/// A workflow read from a file: checked against the registry when it is registered.
+#[derive(Clone)]
+struct FileWorkflow {
+    workflow: Workflow,
+    tool: Option<Arc<WorkflowTool>>,
+}
+
+impl FileWorkflow {
+    fn tool(&self) -> Result<&WorkflowTool, ToolError> {
+        let tool = self.tool.as_deref();
+        tool.ok_or_else(|| ToolError::execution("the workflow was read but not registered"))
+    }
 }
 
 impl FileTool {
@@ -47,6 +64,7 @@ impl FileTool {
         match self.kind {
             Kind::Command(_) => "command",
             Kind::Http(_) => "http",
+            Kind::Workflow(_) => "workflow",
         }
     }
 }
@@ -56,6 +74,7 @@ impl Tool for FileTool {
         match &self.kind {
             Kind::Command(tool) => tool.definition(),
             Kind::Http(tool) => tool.definition(),
+            Kind::Workflow(file) => file.workflow.definition().clone(),
         }
     }
 
@@ -63,6 +82,10 @@ impl Tool for FileTool {
         match &self.kind {
             Kind::Command(tool) => tool.call(context, arguments),
             Kind::Http(tool) => tool.call(context, arguments),
+            Kind::Workflow(file) => match file.tool() {
+                Ok(tool) => tool.call(context, arguments),
+                Err(error) => Box::pin(async move { Err(error) }),
+            },
         }
     }
 
@@ -70,6 +93,7 @@ impl Tool for FileTool {
         match &self.kind {
             Kind::Command(tool) => tool.review(context, arguments),
             Kind::Http(tool) => tool.review(context, arguments),
+            Kind::Workflow(file) => file.tool()?.review(context, arguments),
         }
     }
 }
@@ -117,58 +141,69 @@ pub fn load_file(path: &Path, settings: &FileTools) -> Result<FileTool, Problem>
         .map_err(|error| Problem::new(path, None, format!("cannot be read: {error}")))?;
     let parsed = parse(path, &text)?;
     let definition = definition(path, &parsed)?;
-    let spec = &parsed.spec;
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let kind = match (&spec.command, &spec.http) {
-        (Some(command), None) => {
-            let sandbox = settings.sandbox.clone().ok_or_else(|| {
-                parsed.problem_at(path, "command", "command tools run in a sandbox, and none is configured (set `[sandbox] root` in toolgate.toml)")
-            })?;
-            let program = resolve_program(&command.program, folder)
-                .map_err(|why| parsed.problem_at(path, "program", why))?;
-            check_variables(path, &parsed, command.env.values())?;
-            Kind::Command(CommandTool::new(
-                definition,
-                command,
-                program,
-                sandbox,
-                settings.commands.clone(),
-            ))
-        }
-        (None, Some(request)) => {
-            let request = &with_source(path, &parsed, request, &settings.sources)?;
-            let method =
-                http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
-            check_placeholders(path, &parsed, &definition, &request.url)?;
-            check_query(path, &parsed, &definition, &request.query)?;
-            check_variables(path, &parsed, request.headers.values())?;
-            Kind::Http(HttpTool::new(
-                definition,
-                request,
-                method,
-                settings.web.clone(),
-            ))
-        }
-        (Some(_), Some(_)) => {
-            return Err(parsed.problem_at(
-                path,
-                "http",
-                "a tool file has either `command` or `http`, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(Problem::new(
-                path,
-                None,
-                "a tool file says how it runs: add `command` (a program) or `http` (a request)",
-            ));
-        }
-    };
+    let kind = kind_of(path, &parsed, definition, settings)?;
     Ok(FileTool {
         kind,
         file: path.to_owned(),
         text: text.into(),
     })
+}
+
+/// How the file's tool runs: exactly one of `command`, `http` and `workflow`.
+fn kind_of(
+    path: &Path,
+    parsed: &ParsedFile,
+    definition: ToolDefinition,
+    settings: &FileTools,
+) -> Result<Kind, Problem> {
+    let spec = &parsed.spec;
+    let given = [
+        spec.command.is_some(),
+        spec.http.is_some(),
+        spec.workflow.is_some(),
+    ];
+    if given.iter().filter(|given| **given).count() > 1 {
+        let why = "a tool file has one of `command`, `http` and `workflow`, not several";
+        return Err(parsed.problem_at(path, "http", why));
+    }
+    if let Some(command) = &spec.command {
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let sandbox = settings.sandbox.clone().ok_or_else(|| {
+            parsed.problem_at(path, "command", "command tools run in a sandbox, and none is configured (set `[sandbox] root` in toolgate.toml)")
+        })?;
+        let program = resolve_program(&command.program, folder)
+            .map_err(|why| parsed.problem_at(path, "program", why))?;
+        check_variables(path, parsed, command.env.values())?;
+        let commands = settings.commands.clone();
+        return Ok(Kind::Command(CommandTool::new(
+            definition, command, program, sandbox, commands,
+        )));
+    }
+    if let Some(request) = &spec.http {
+        let request = &with_source(path, parsed, request, &settings.sources)?;
+        let method = http::method(request).map_err(|why| parsed.problem_at(path, "method", why))?;
+        check_placeholders(path, parsed, &definition, &request.url)?;
+        check_query(path, parsed, &definition, &request.query)?;
+        check_variables(path, parsed, request.headers.values())?;
+        return Ok(Kind::Http(HttpTool::new(
+            definition,
+            request,
+            method,
+            settings.web.clone(),
+        )));
+    }
+    if let Some(workflow) = &spec.workflow {
+        let workflow = Workflow::new(definition, workflow.steps.clone());
+        return Ok(Kind::Workflow(FileWorkflow {
+            workflow,
+            tool: None,
+        }));
+    }
+    Err(Problem::new(
+        path,
+        None,
+        "a tool file says how it runs: add `command` (a program), `http` (a request) or `workflow` (steps)",
+    ))
 }
 
 fn definition(path: &Path, parsed: &ParsedFile) -> Result<ToolDefinition, Problem> {
@@ -375,15 +410,44 @@ impl FileTools {
     /// others are still registered.
     pub fn register(&self, registry: &Registry) -> Registered {
         let mut registered = Registered::default();
+        let mut workflows = Vec::new();
         for file in tool_files(&self.folders) {
-            match load_file(&file, self).and_then(|tool| register_file_tool(registry, tool)) {
-                Ok(tool) => {
-                    registered.tools.insert(tool.definition().name, tool);
-                }
+            match load_file(&file, self) {
+                Ok(tool) if tool.is_workflow() => workflows.push(tool),
+                Ok(tool) => registered.keep(register_file_tool(registry, tool)),
                 Err(problem) => registered.problems.push(problem),
             }
         }
+        // Workflows last, each once the tools it calls are in (a workflow may call another).
+        loop {
+            let before = workflows.len();
+            let mut waiting = Vec::new();
+            for tool in workflows {
+                match register_file_tool(registry, tool.clone()) {
+                    Ok(tool) => registered.keep(Ok(tool)),
+                    Err(_) => waiting.push(tool),
+                }
+            }
+            workflows = waiting;
+            if workflows.is_empty() || workflows.len() == before {
+                break;
+            }
+        }
+        for tool in workflows {
+            registered.keep(register_file_tool(registry, tool));
+        }
         registered
+    }
+}
+
+impl Registered {
+    fn keep(&mut self, outcome: Result<FileTool, Problem>) {
+        match outcome {
+            Ok(tool) => {
+                self.tools.insert(tool.definition().name, tool);
+            }
+            Err(problem) => self.problems.push(problem),
+        }
     }
 }
 
@@ -393,6 +457,7 @@ pub fn register_file_tool(registry: &Registry, tool: FileTool) -> Result<FileToo
     if let Some(first) = existing(registry, &tool.definition().name) {
         return Err(taken(&tool, &first));
     }
+    let tool = tool.bound_to(registry)?;
     registry.register(tool.clone()).map_err(|error| {
         let key = error.problems().first().map_or("name", problem_key);
         let line = line_of_key(&tool.text, key);
@@ -400,6 +465,61 @@ pub fn register_file_tool(registry: &Registry, tool: FileTool) -> Result<FileToo
         Problem::new(&tool.file, line, messages.join("; "))
     })?;
     Ok(tool)
+}
+
+impl FileTool {
+    /// A workflow checked against `registry`'s tools (each problem at its step's line);
+    /// other tools as they are.
+    fn bound_to(mut self, registry: &Registry) -> Result<FileTool, Problem> {
+        let Kind::Workflow(file) = &mut self.kind else {
+            return Ok(self);
+        };
+        match file.workflow.clone().tool_for(registry) {
+            Ok(tool) => file.tool = Some(Arc::new(tool)),
+            Err(problems) => {
+                let first = &problems[0];
+                let line = first
+                    .step
+                    .as_deref()
+                    .and_then(|step| line_of_step(&self.text, step));
+                let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                return Err(Problem::new(
+                    &self.file,
+                    line.or_else(|| line_of_key(&self.text, "workflow")),
+                    messages.join("; "),
+                ));
+            }
+        }
+        Ok(self)
+    }
+
+    fn is_workflow(&self) -> bool {
+        matches!(self.kind, Kind::Workflow(_))
+    }
+}
+
+/// The line where step `id` is written (`id: search`, `id = "search"`).
+fn line_of_step(text: &str, id: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            let line = line
+                .trim()
+                .trim_start_matches("- ")
+                .trim_start_matches('{')
+                .trim();
+            let value = line
+                .strip_prefix("id:")
+                .or_else(|| line.strip_prefix("id ="))
+                .map(str::trim);
+            value.is_some_and(|value| {
+                value
+                    .trim_matches(['"', '\'', ','])
+                    .split([',', '}'])
+                    .next()
+                    == Some(id)
+            })
+        })
+        .map(|index| index + 1)
 }
 
 /// `tool`'s name is taken by `first`: both places are named.

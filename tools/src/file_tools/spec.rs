@@ -61,6 +61,16 @@ pub struct ToolSpec {
     pub command: Option<CommandSpec>,
     /// Send an HTTP request.
     pub http: Option<HttpSpec>,
+    /// Call other tools, step by step (see [`toolgate::workflow`]).
+    pub workflow: Option<WorkflowSpec>,
+}
+
+/// `workflow`: the steps of a tool made of other tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowSpec {
+    /// The steps, in order: `{id, tool, arguments, for_each, when, on_error}`.
+    pub steps: Vec<toolgate::workflow::Step>,
 }
 
 /// `command`: a program, started with fixed arguments, that reads the call's arguments as
