@@ -105,6 +105,36 @@ fn median_and_range(mut values: Vec<f64>) -> String {
     )
 }
 
+/// A registry on `store`'s database.
+fn registry(store: &PostgresStore) -> Registry {
+    Registry::builder()
+        .roles(["public"])
+        .stores(&store.stores())
+        .build()
+        .unwrap()
+}
+
+/// Two stores of `ours` (for appends), two registries on them, and two on `watched` on
+/// each of which someone follows the events.
+async fn instances(
+    ours: &str,
+    watched: &str,
+) -> ([PostgresStore; 2], [Registry; 2], [Registry; 2]) {
+    let a = PostgresStore::connect(ours).await.unwrap();
+    let b = PostgresStore::connect(ours).await.unwrap();
+    let registries = [registry(&a), registry(&b)];
+    let c = PostgresStore::connect(watched).await.unwrap();
+    let d = PostgresStore::connect(watched).await.unwrap();
+    let followed = [registry(&c), registry(&d)];
+    for registry in &followed {
+        let mut events = registry.events();
+        tokio::spawn(
+            async move { while !matches!(events.recv().await, Err(RecvError::Closed)) {} },
+        );
+    }
+    ([a, b], registries, followed)
+}
+
 fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = TempPostgres::start();
@@ -114,26 +144,7 @@ fn main() {
     let (stores, registries, watched) = runtime.block_on(async {
         // The pgbench database gets the same tables.
         PostgresStore::connect(&theirs).await.unwrap();
-        let a = PostgresStore::connect(&ours).await.unwrap();
-        let b = PostgresStore::connect(&ours).await.unwrap();
-        let registry = |store: &PostgresStore| {
-            Registry::builder()
-                .roles(["public"])
-                .stores(&store.stores())
-                .build()
-                .unwrap()
-        };
-        let registries = [registry(&a), registry(&b)];
-        let c = PostgresStore::connect(&watched_database).await.unwrap();
-        let d = PostgresStore::connect(&watched_database).await.unwrap();
-        let watched = [registry(&c), registry(&d)];
-        for registry in &watched {
-            let mut events = registry.events();
-            tokio::spawn(
-                async move { while !matches!(events.recv().await, Err(RecvError::Closed)) {} },
-            );
-        }
-        ([a, b], registries, watched)
+        instances(&ours, &watched_database).await
     });
     let (mut appends, mut pipelined, mut plain, mut calls, mut ratios) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());

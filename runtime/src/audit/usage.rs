@@ -219,15 +219,19 @@ fn nearest_rank(sorted: &[f64], share: f64) -> Option<f64> {
 mod tests {
     use super::*;
 
-    fn record(
-        time_ms: u64,
-        (caller, role): (&str, &str),
-        tool: &str,
-        id: &str,
-        decision: &str,
-        outcome: &str,
-        ms: f64,
-    ) -> AuditRecord {
+    /// `(time, caller, tool, call id, decision, outcome, ms)`: ann is staff, bob public.
+    type Row = (
+        u64,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        f64,
+    );
+
+    fn record((time_ms, caller, tool, id, decision, outcome, ms): Row) -> AuditRecord {
+        let role = if caller == "ann" { "staff" } else { "public" };
         AuditRecord {
             time_ms,
             caller: caller.into(),
@@ -243,85 +247,84 @@ mod tests {
         }
     }
 
+    /// Out of the period, a record before a run, a tool the viewer may not see; ten reads by
+    /// ann (1..10 ms) and a failed one by bob; `wipe`: a ticket granted, a ticket refused,
+    /// one asked in process and granted, one ticket expired, one still waiting.
+    const ROWS: [Row; 21] = [
+        (5, "ann", "read", "0", "allow", "ok", 1.0),
+        (10, "ann", "read", "1", "allow", "started", 0.0),
+        (10, "ann", "secret", "s", "allow", "ok", 1.0),
+        (11, "ann", "read", "1", "allow", "ok", 1.0),
+        (12, "ann", "read", "2", "allow", "ok", 2.0),
+        (13, "ann", "read", "3", "allow", "ok", 3.0),
+        (14, "ann", "read", "4", "allow", "ok", 4.0),
+        (15, "ann", "read", "5", "allow", "ok", 5.0),
+        (16, "ann", "read", "6", "allow", "ok", 6.0),
+        (17, "ann", "read", "7", "allow", "ok", 7.0),
+        (18, "ann", "read", "8", "allow", "ok", 8.0),
+        (19, "ann", "read", "9", "allow", "ok", 9.0),
+        (20, "ann", "read", "10", "allow", "ok", 10.0),
+        (
+            21,
+            "bob",
+            "read",
+            "b1",
+            "not_reached",
+            "invalid_arguments",
+            0.5,
+        ),
+        (
+            30,
+            "bob",
+            "wipe",
+            "w1",
+            "pending_approval",
+            "approval_required",
+            1.0,
+        ),
+        (40, "bob", "wipe", "w1", "approved", "ok", 20.0),
+        (
+            31,
+            "bob",
+            "wipe",
+            "w2",
+            "pending_approval",
+            "approval_required",
+            1.0,
+        ),
+        (
+            41,
+            "bob",
+            "wipe",
+            "w2",
+            "approval_denied",
+            "approval_denied",
+            0.1,
+        ),
+        (50, "ann", "wipe", "w3", "approved_always", "ok", 30.0),
+        (
+            32,
+            "bob",
+            "wipe",
+            "w4",
+            "pending_approval",
+            "approval_required",
+            1.0,
+        ),
+        (
+            95,
+            "bob",
+            "wipe",
+            "w5",
+            "pending_approval",
+            "approval_required",
+            1.0,
+        ),
+    ];
+
     #[test]
     fn figures_match_what_is_counted_by_hand() {
-        let ann = ("ann", "staff");
-        let bob = ("bob", "public");
-        let records = [
-            // Out of the period, a record before a run, a tool the viewer may not see.
-            record(5, ann, "read", "0", "allow", "ok", 1.0),
-            record(10, ann, "read", "1", "allow", "started", 0.0),
-            record(10, ann, "secret", "s", "allow", "ok", 1.0),
-            // Ten reads by ann, 1..10 ms; one by bob that failed.
-            record(11, ann, "read", "1", "allow", "ok", 1.0),
-            record(12, ann, "read", "2", "allow", "ok", 2.0),
-            record(13, ann, "read", "3", "allow", "ok", 3.0),
-            record(14, ann, "read", "4", "allow", "ok", 4.0),
-            record(15, ann, "read", "5", "allow", "ok", 5.0),
-            record(16, ann, "read", "6", "allow", "ok", 6.0),
-            record(17, ann, "read", "7", "allow", "ok", 7.0),
-            record(18, ann, "read", "8", "allow", "ok", 8.0),
-            record(19, ann, "read", "9", "allow", "ok", 9.0),
-            record(20, ann, "read", "10", "allow", "ok", 10.0),
-            record(
-                21,
-                bob,
-                "read",
-                "b1",
-                "not_reached",
-                "invalid_arguments",
-                0.5,
-            ),
-            // wipe: a ticket granted, a ticket refused, one asked in process and granted,
-            // one ticket expired, one still waiting.
-            record(
-                30,
-                bob,
-                "wipe",
-                "w1",
-                "pending_approval",
-                "approval_required",
-                1.0,
-            ),
-            record(40, bob, "wipe", "w1", "approved", "ok", 20.0),
-            record(
-                31,
-                bob,
-                "wipe",
-                "w2",
-                "pending_approval",
-                "approval_required",
-                1.0,
-            ),
-            record(
-                41,
-                bob,
-                "wipe",
-                "w2",
-                "approval_denied",
-                "approval_denied",
-                0.1,
-            ),
-            record(50, ann, "wipe", "w3", "approved_always", "ok", 30.0),
-            record(
-                32,
-                bob,
-                "wipe",
-                "w4",
-                "pending_approval",
-                "approval_required",
-                1.0,
-            ),
-            record(
-                95,
-                bob,
-                "wipe",
-                "w5",
-                "pending_approval",
-                "approval_required",
-                1.0,
-            ),
-        ];
+        let records = ROWS.map(record);
         let visible = |tool: &str| tool != "secret";
         let mut tally = Tally::new((10, 100), 50, &visible);
         for record in &records {
