@@ -19,7 +19,9 @@ use serde_json::Value;
 pub(crate) use chain::unlinked;
 pub use chain::{ChainBreak, VerifiedChain};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use chain::{ChainChecker, GENESIS, Link, link};
+pub(crate) use chain::{ChainChecker, GENESIS};
+#[cfg(feature = "sqlite")]
+pub(crate) use chain::{Link, link};
 pub use jsonl::JsonlFileSink;
 pub(crate) use kept::{CallArguments, Facts, Names, ReadBack, Reader};
 pub use memory::MemoryAuditStore;
