@@ -31,7 +31,7 @@ pub struct FileTool {
 enum Kind {
     Command(CommandTool),
     Http(HttpTool),
-    Workflow(FileWorkflow),
+    Workflow(Box<FileWorkflow>),
 }
 
 /// A workflow read from a file: checked against the registry when it is registered.
@@ -194,10 +194,10 @@ fn kind_of(
     }
     if let Some(workflow) = &spec.workflow {
         let workflow = Workflow::new(definition, workflow.steps.clone());
-        return Ok(Kind::Workflow(FileWorkflow {
+        return Ok(Kind::Workflow(Box::new(FileWorkflow {
             workflow,
             tool: None,
-        }));
+        })));
     }
     Err(Problem::new(
         path,
