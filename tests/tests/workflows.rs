@@ -166,12 +166,37 @@ async fn news_becomes_tasks_each_step_as_the_caller() {
         .map(|s| s["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["ok", "ok", "ok", "ok"]);
+    // A dry run shows the steps that would run, and runs none.
+    let options = toolgate::CallOptions {
+        dry_run: true,
+        ..Default::default()
+    };
+    let call = ToolCall::new("d1", "news_to_tasks", json!({"topic": "AI"}));
+    let dry = registry
+        .call_with(&public(), call, options)
+        .await
+        .result
+        .unwrap();
+    assert_eq!(dry["decision"], "allow");
+    let planned: Vec<&str> = dry["review"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(planned, ["web_search", "create_task"]);
+    assert_eq!(
+        dry["review"]["steps"][1]["for_each"],
+        "${steps.search.results}"
+    );
+    assert_eq!(tasks.lock().unwrap().len(), 3, "nothing ran");
     // Each step is a call of its own, audited under the workflow's call id.
     let history = registry.history("ann", 10).await.unwrap();
     let ids: Vec<&str> = history.iter().map(|r| r.call_id.as_str()).collect();
     assert_eq!(
         ids,
         [
+            "d1",
             "w1",
             "w1/tasks.2",
             "w1/tasks.1",

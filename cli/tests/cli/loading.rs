@@ -107,7 +107,10 @@ fn broken_files_are_one_problem_each_and_the_rest_still_load() {
         ready.contains("taken by the tool defined at") && ready.contains("files/mod.rs"),
         "{ready}"
     );
-    assert!(problem("g_no_runner.md").contains("add `command` (a program), `http` (a request) or `workflow` (steps)"));
+    assert!(
+        problem("g_no_runner.md")
+            .contains("add `command` (a program), `http` (a request) or `workflow` (steps)")
+    );
     let params = problem("h_params.md");
     assert!(
         params.contains("h_params.md:5:") && params.contains("type `strng` is not one of"),

@@ -135,14 +135,7 @@ fn by_policy(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Au
         return Authorization::Decided(Verdict::new("not_reached"), Err(error));
     };
     if dry_run {
-        // A call its tool would refuse before asking anyone is reported as refused.
-        if let Decision::RequireApproval { .. } = &decision
-            && let Err(error) = review(asking, &arguments.value(entry))
-        {
-            return Authorization::Decided(Verdict::new("dry_run"), Err(error));
-        }
-        let report = Authorized::DryRun(dry_run_report(&decision));
-        return Authorization::Decided(Verdict::new("dry_run"), Ok(report));
+        return dry_run_of(asking, &arguments.value(entry), &decision);
     }
     asking.report(|| EventKind::CallRequested {
         call_id: asking.call_id.to_owned(),
@@ -161,6 +154,26 @@ fn by_policy(asking: &Asking<'_>, arguments: Arguments<'_>, dry_run: bool) -> Au
         }
         Decision::RequireApproval { reason } => Authorization::Approval(reason, None),
     }
+}
+
+/// A dry run's answer: the decision, and what the tool says the call would do (its review,
+/// e.g. a workflow's steps). A call its tool would refuse before anyone is asked is
+/// reported as refused.
+#[inline(never)]
+fn dry_run_of(asking: &Asking<'_>, arguments: &Value, decision: &Decision) -> Authorization {
+    let reviewed = match decision {
+        Decision::Deny { .. } => Ok(None),
+        _ => review(asking, arguments),
+    };
+    let mut report = dry_run_report(decision);
+    match (decision, reviewed) {
+        (Decision::RequireApproval { .. }, Err(error)) => {
+            return Authorization::Decided(Verdict::new("dry_run"), Err(error));
+        }
+        (_, Ok(None) | Err(_)) => {}
+        (_, Ok(Some(review))) => report["review"] = review,
+    }
+    Authorization::Decided(Verdict::new("dry_run"), Ok(Authorized::DryRun(report)))
 }
 
 fn dry_run_report(decision: &Decision) -> Value {

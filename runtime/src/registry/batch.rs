@@ -41,7 +41,8 @@ pub struct BatchOptions {
     pub mode: Option<BatchMode>,
     /// Validate, authorize and apply the policy to every call, and run none: each outcome
     /// says what would have happened (`{"dry_run": true, "decision": ..., "reason": ...}`,
-    /// or the error the call would have met).
+    /// with `"review"`: what the tool says the call would do, when it says (a workflow: its
+    /// steps), or the error the call would have met).
     pub dry_run: bool,
     /// The agent run these calls belong to: their [events](crate::events) carry it.
     pub run_id: Option<String>,
