@@ -77,6 +77,8 @@ pub(crate) struct Tally<'a> {
     roles: HashMap<String, UsageFigures>,
     /// Tickets issued and not yet decided, by caller, tool and call id: when each was.
     waiting: HashMap<(String, String, String), VecDeque<(u64, String)>>,
+    /// What `visible` answered, by tool name.
+    seen: HashMap<String, bool>,
 }
 
 impl<'a> Tally<'a> {
@@ -93,6 +95,7 @@ impl<'a> Tally<'a> {
             tools: HashMap::new(),
             roles: HashMap::new(),
             waiting: HashMap::new(),
+            seen: HashMap::new(),
         }
     }
 
@@ -100,18 +103,17 @@ impl<'a> Tally<'a> {
     /// call's end (not the record written before a tool runs).
     pub(crate) fn add(&mut self, record: &AuditRecord) {
         let in_period = (self.since_ms..self.until_ms).contains(&record.time_ms);
-        if !in_period || record.outcome == "started" || !(self.visible)(&record.tool) {
+        if !in_period || record.outcome == "started" || !self.may_see(&record.tool) {
             return;
         }
-        let key = (
-            record.caller.clone(),
-            record.tool.clone(),
-            record.call_id.clone(),
-        );
+        let key = || {
+            let (caller, tool) = (record.caller.clone(), record.tool.clone());
+            (caller, tool, record.call_id.clone())
+        };
         let decision = record.decision.as_str();
         if decision == "pending_approval" {
             self.waiting
-                .entry(key)
+                .entry(key())
                 .or_default()
                 .push_back((record.time_ms, record.role.clone()));
             self.each(record, |figures| figures.approvals.asked += 1);
@@ -121,7 +123,7 @@ impl<'a> Tally<'a> {
         if decided {
             let had_ticket = self
                 .waiting
-                .get_mut(&key)
+                .get_mut(&key())
                 .and_then(VecDeque::pop_front)
                 .is_some();
             let granted = GRANTED.contains(&decision);
@@ -141,6 +143,17 @@ impl<'a> Tally<'a> {
             figures.durations.push(record.duration_ms);
             figures.last_used_ms = figures.last_used_ms.max(Some(record.time_ms));
         });
+    }
+
+    /// Whether the viewer may see `tool`: asked of the registry once per tool name, not
+    /// once per record.
+    fn may_see(&mut self, tool: &str) -> bool {
+        if let Some(seen) = self.seen.get(tool) {
+            return *seen;
+        }
+        let seen = (self.visible)(tool);
+        self.seen.insert(tool.to_owned(), seen);
+        seen
     }
 
     /// Applies `change` to the record's tool's figures and its role's.
