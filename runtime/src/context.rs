@@ -13,6 +13,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::input::ClientInput;
+use crate::paused::StepOf;
 use crate::progress::{LogLevel, LogMessage, LogSink, Progress, ProgressSink};
 
 /// Application state shared with tools, registered with
@@ -100,9 +101,24 @@ pub struct ToolContext {
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) log: Option<LogSink>,
     pub(crate) input: Option<Arc<ClientInput>>,
+    pub(crate) run_id: Option<Arc<str>>,
+    pub(crate) step_of: Option<StepOf>,
 }
 
 impl ToolContext {
+    /// The agent run the call belongs to, if any (a tool that calls other tools passes it
+    /// on in [`CallOptions::run_id`](crate::CallOptions::run_id)).
+    pub fn run_id(&self) -> Option<&str> {
+        self.run_id.as_deref()
+    }
+
+    /// The tool call this call is a step of, if it is one (see
+    /// [`StepOf`](crate::workflow::StepOf)): a tool that makes steps of its own names it
+    /// as their outer call.
+    pub fn step_of(&self) -> Option<&StepOf> {
+        self.step_of.as_ref()
+    }
+
     /// The caller the call is made for.
     pub fn caller(&self) -> &Caller {
         &self.caller

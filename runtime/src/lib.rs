@@ -108,6 +108,7 @@ pub mod identity;
 pub mod input;
 pub mod logging;
 mod output;
+mod paused;
 pub mod policy;
 pub mod progress;
 pub mod rate_limits;

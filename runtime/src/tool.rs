@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::call::ToolOutcome;
 use crate::context::{StateRequirement, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
@@ -67,6 +68,26 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (context, arguments);
         Ok(None)
     }
+
+    /// Goes on with a call of this tool that stopped because one of its steps (a call it
+    /// made with [`CallOptions::step_of`](crate::CallOptions::step_of)) waited for a
+    /// person's decision: `state` is what the tool kept then
+    /// ([`StepOf`](crate::workflow::StepOf)), `step` the step's outcome once decided. It
+    /// runs as the call's caller, with the call's id, under the tool's time limit; its
+    /// result ends the call. The default refuses: a tool that makes no steps never stops.
+    fn go_on(&self, context: ToolContext, state: Value, step: ToolOutcome) -> ToolFuture {
+        let _ = (context, state, step);
+        cannot_go_on()
+    }
+}
+
+/// What a tool that makes no steps answers when asked to go on after one.
+pub(crate) fn cannot_go_on() -> ToolFuture {
+    Box::pin(async {
+        Err(ToolError::execution(
+            "this tool cannot go on after one of its steps was decided",
+        ))
+    })
 }
 
 /// [`Tool::review`] as a plain function, for tools made from templates.

@@ -1,6 +1,6 @@
 //! Workflows: the news → tasks chain against a loopback search server; every step runs as
 //! the workflow's caller (a step of a tool it may not see fails as an unknown tool does, a
-//! step needing approval stops the workflow with its ticket); each failure mode; what is
+//! step needing approval makes the workflow wait with its ticket); each failure mode; what is
 //! refused before registering; a workflow called by the agent loop and over HTTP.
 
 mod agent;
@@ -207,7 +207,7 @@ async fn news_becomes_tasks_each_step_as_the_caller() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_beyond_the_callers_role_fails_as_an_unknown_tool_and_approval_stops_with_its_ticket()
+async fn a_step_beyond_the_callers_role_fails_as_an_unknown_tool_and_approval_waits_with_its_ticket()
  {
     let registry = registry(Arc::default()).await;
     let payroll = one_step("pay", Step::new("pay", "payroll", json!({})));
@@ -257,9 +257,9 @@ async fn a_step_beyond_the_callers_role_fails_as_an_unknown_tool_and_approval_st
         .to_owned();
     let decided = registry.approve(&ticket, &staff).await.unwrap();
     assert_eq!(
-        decided.result.unwrap(),
+        decided.result.unwrap()["output"],
         "wiped",
-        "the step runs once approved"
+        "the step runs once approved, and the workflow ends with it"
     );
 }
 

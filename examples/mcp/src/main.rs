@@ -18,9 +18,11 @@ use std::path::{Path, PathBuf};
 
 use axum::http::request::Parts;
 use clap::Parser;
+use toolgate::ToolDefinition;
 use toolgate::http::AuthError;
 use toolgate::mcp::{McpHttpOptions, McpServer, ServerIdentity};
 use toolgate::prelude::*;
+use toolgate::workflow::{Step, Workflow};
 use toolgate_tools::files::{self, Sandbox};
 use toolgate_tools::{system, tasks};
 
@@ -104,7 +106,44 @@ fn registry(
     for tool in files::tools().into_iter().chain(tasks::tools()) {
         builder = builder.tool(tool.permission("user"));
     }
-    Ok(builder.build()?)
+    let registry = builder.build()?;
+    let workflow = task_from_file().tool_for(&registry).map_err(|problems| {
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        problems.join("; ")
+    })?;
+    registry.register(workflow)?;
+    Ok(registry)
+}
+
+/// A workflow: a task whose title is a file's text (each step as the caller, as if the
+/// client had called it).
+fn task_from_file() -> Workflow {
+    let path = serde_json::json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The file, relative to the sandbox."}},
+        "required": ["path"]
+    });
+    let definition = ToolDefinition::new(
+        "task_from_file",
+        "Make a task whose title is the text of a file.",
+        "user",
+        path,
+    );
+    Workflow::new(
+        definition,
+        vec![
+            Step::new(
+                "read",
+                "read_file",
+                serde_json::json!({"path": "${params.path}"}),
+            ),
+            Step::new(
+                "task",
+                "create_task",
+                serde_json::json!({"title": "${steps.read.content}"}),
+            ),
+        ],
+    )
 }
 
 fn authenticate(parts: &Parts) -> Result<Caller, AuthError> {

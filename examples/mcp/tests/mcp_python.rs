@@ -68,6 +68,7 @@ fn assert_common(report: &Value) {
 #[test]
 fn stdio_user_sees_its_tools_and_calls_them() {
     let sandbox = TempDir::new().unwrap();
+    std::fs::write(sandbox.path().join("todo.txt"), "Water the plants").unwrap();
     let server = env!("CARGO_BIN_EXE_mcp_server");
     let report = run_client(
         &[
@@ -110,6 +111,12 @@ fn stdio_user_sees_its_tools_and_calls_them() {
         }),
         "every progress report arrives, in order, before the result"
     );
+    // A workflow is a tool like any other: its steps ran as the client's caller.
+    let workflow = &report["workflow"];
+    assert_eq!(workflow["is_error"], false, "{workflow}");
+    let ran: Value = serde_json::from_str(workflow["text"].as_str().unwrap()).unwrap();
+    assert_eq!(ran["output"]["title"], "Water the plants", "{workflow}");
+    assert_eq!(ran["steps"][0]["step"], "read");
     assert_eq!(report["too_long"]["is_error"], true);
     assert!(
         report["too_long"]["text"]

@@ -580,7 +580,10 @@ pub(crate) fn shown_arguments(settings: &Settings, run: &Run, tool: &str, text: 
 }
 
 /// The waiting call, if the registry kept it for a person's decision.
-fn waiting_for_approval(outcome: &ToolOutcome, arguments: &Value) -> Option<PendingApproval> {
+pub(crate) fn waiting_for_approval(
+    outcome: &ToolOutcome,
+    arguments: &Value,
+) -> Option<PendingApproval> {
     let error = outcome.error()?;
     if error.code != ErrorCode::ApprovalRequired {
         return None;

@@ -297,11 +297,21 @@ fn expired(waiting: &PendingApproval) -> ToolOutcome {
 }
 
 /// The call's slot takes its result, and the run records the call.
+/// A call that went on and waits again (a workflow at a later step) keeps its slot, now
+/// waiting for the new ticket.
 fn settle(settings: &Settings, run: &mut Run, waiting: &PendingApproval, outcome: ToolOutcome) {
-    let result = driver::record(settings, run, waiting.arguments.clone(), outcome);
-    for slot in &mut run.waiting {
-        if matches!(slot, Slot::Waiting(w) if w.call_id == waiting.call_id) {
-            *slot = Slot::Done(result);
+    let slot = match driver::waiting_for_approval(&outcome, &waiting.arguments) {
+        Some(again) => Slot::Waiting(again),
+        None => Slot::Done(driver::record(
+            settings,
+            run,
+            waiting.arguments.clone(),
+            outcome,
+        )),
+    };
+    for taken in &mut run.waiting {
+        if matches!(taken, Slot::Waiting(w) if w.call_id == waiting.call_id) {
+            *taken = slot;
             break;
         }
     }

@@ -50,6 +50,10 @@ pub struct PendingCall {
     /// [`CallWrapper::keep`](crate::stage::CallWrapper::keep)).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub kept: BTreeMap<String, String>,
+    /// The tool call this call is a step of (a workflow's), which waits with it and goes on
+    /// once it is decided. Not shown to approvers: it holds what earlier steps gave.
+    #[serde(skip)]
+    pub paused: Option<crate::paused::PausedCall>,
 }
 
 fn caller_id<S: serde::Serializer>(caller: &Caller, serializer: S) -> Result<S::Ok, S::Error> {

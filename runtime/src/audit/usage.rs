@@ -119,6 +119,11 @@ impl<'a> Tally<'a> {
             self.each(record, |figures| figures.approvals.asked += 1);
             return;
         }
+        if record.outcome == "approval_required" {
+            // A call waiting with one of its steps (a workflow's): counted when it ends
+            // (its `resumed` record), as a call waiting for its own approval is.
+            return;
+        }
         let decided = GRANTED.contains(&decision) || decision == "approval_denied";
         if decided {
             let had_ticket = self
@@ -390,5 +395,25 @@ mod tests {
                 waiting: 1
             }
         );
+    }
+
+    #[test]
+    fn a_workflow_waiting_with_a_step_counts_once_when_it_ends() {
+        let rows: [Row; 3] = [
+            (20, "bob", "news", "n1", "allow", "approval_required", 2.0),
+            (30, "bob", "news", "n1", "resumed", "ok", 5.0),
+            (40, "bob", "news", "n2", "allow", "approval_required", 2.0),
+        ];
+        let records = rows.map(record);
+        let visible = |_: &str| true;
+        let mut tally = Tally::new((10, 100), 50, &visible);
+        for record in &records {
+            tally.add(record);
+        }
+        let report = tally.report(&["news".to_owned()]);
+        let news = &report.by_tool[0];
+        assert_eq!((news.calls, news.ok), (1, 1));
+        assert_eq!(news.p50_ms, Some(5.0));
+        assert!(news.errors.is_empty());
     }
 }

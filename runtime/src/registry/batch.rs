@@ -70,6 +70,9 @@ pub struct CallOptions {
     /// How to ask the person at the caller's own client about a call that needs approval
     /// (see [`AskCaller`](crate::approval::AskCaller)); `None` waits with a ticket.
     pub ask_caller: Option<crate::approval::AskCaller>,
+    /// The tool call this call is a step of (a workflow's, see [`StepOf`](crate::workflow::StepOf)):
+    /// if it waits for a person's decision, that call goes on after it.
+    pub step_of: Option<crate::paused::StepOf>,
 }
 
 pub(crate) async fn run(

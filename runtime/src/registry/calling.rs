@@ -188,6 +188,7 @@ impl From<CallOptions> for Options {
             log,
             input,
             ask_caller,
+            step_of,
         } = options;
         Options {
             cancel,
@@ -199,6 +200,7 @@ impl From<CallOptions> for Options {
                 log,
                 input: input.map(Arc::new),
                 ask_caller,
+                step_of,
             },
         }
     }

@@ -149,6 +149,8 @@ pub(crate) fn tool_context(config: &Config, running: &Running<'_>) -> ToolContex
         progress: client.and_then(|client| client.progress.clone()),
         log: client.and_then(|client| client.log.clone()),
         input: client.and_then(|client| client.input.clone()),
+        run_id: running.run_id.map(Arc::from),
+        step_of: client.and_then(|client| client.step_of.clone()),
     }
 }
 

@@ -19,6 +19,7 @@ mod confirm;
 mod contain;
 mod decide;
 mod find;
+mod go_on;
 mod path;
 mod perform;
 mod problems;

@@ -16,6 +16,7 @@ use crate::registry::calling::unwrapped;
 use crate::registry::cancel::Cancel;
 use crate::registry::decide::refused_by_a_person;
 use crate::registry::find::unseen;
+use crate::registry::go_on::go_on;
 use crate::registry::path::Approved;
 use crate::registry::record::{Trail, finish, reject};
 use crate::registry::run::Run;
@@ -94,6 +95,7 @@ async fn resolve(
         tool,
         arguments,
         run_id,
+        paused,
         ..
     } = pending;
     let decided = |decision: &str| {
@@ -146,6 +148,15 @@ async fn resolve(
             );
             refused.written().await
         }
+    };
+    // A step of a workflow's call: the workflow goes on with it, and its outcome is the
+    // one the decider and the agent run get.
+    let outcome = match paused {
+        Some(paused) => {
+            let who = (&caller, decider);
+            go_on(config, snapshot, who, paused, outcome, run_id.as_deref()).await
+        }
+        None => outcome,
     };
     if run_id.is_some() {
         keep_for_its_run(config, &ticket_id, expires, &outcome).await;

@@ -19,6 +19,8 @@ pub(crate) fn review(asking: &Asking<'_>, arguments: &Value) -> Result<Option<Va
         progress: None,
         log: None,
         input: None,
+        run_id: asking.run_id.map(Arc::from),
+        step_of: asking.step_of.cloned(),
     };
     let tool = &asking.entry.definition.name;
     contained("the tool's review", tool, || {

@@ -6,6 +6,7 @@ use crate::approval::AskCaller;
 use crate::caller::Caller;
 use crate::events::EventKind;
 use crate::input::ClientInput;
+use crate::paused::StepOf;
 use crate::progress::{LogSink, ProgressSink};
 use crate::registry::Config;
 use crate::registry::cancel::Cancel;
@@ -34,6 +35,8 @@ pub(crate) struct ClientSide {
     pub(crate) log: Option<LogSink>,
     pub(crate) input: Option<Arc<ClientInput>>,
     pub(crate) ask_caller: Option<AskCaller>,
+    /// The tool call this call is a step of.
+    pub(crate) step_of: Option<StepOf>,
 }
 
 impl ClientSide {
@@ -45,8 +48,10 @@ impl ClientSide {
             log,
             input,
             ask_caller,
+            step_of,
         } = self;
-        progress.is_none() && log.is_none() && input.is_none() && ask_caller.is_none()
+        let asks = ask_caller.is_some() || step_of.is_some();
+        progress.is_none() && log.is_none() && input.is_none() && !asks
     }
 }
 
@@ -55,6 +60,8 @@ impl ClientSide {
 pub(crate) struct Running<'a> {
     pub(crate) caller: &'a Caller,
     pub(crate) call_id: &'a str,
+    /// The agent run the call belongs to.
+    pub(crate) run_id: Option<&'a str>,
     pub(crate) client: Option<&'a ClientSide>,
 }
 
@@ -64,6 +71,7 @@ impl<'r> Run<'r> {
         Running {
             caller: self.caller,
             call_id,
+            run_id: self.run_id,
             client: self.client,
         }
     }
@@ -79,6 +87,7 @@ impl<'r> Run<'r> {
             run_id: self.run_id,
             front: self.front,
             ask_caller: self.client.and_then(|client| client.ask_caller.as_ref()),
+            step_of: self.client.and_then(|client| client.step_of.as_ref()),
         }
     }
 }
@@ -96,6 +105,8 @@ pub(crate) struct Asking<'a> {
     pub(crate) front: crate::FrontEnd,
     /// How to ask the caller's own client, where the caller may decide the call.
     pub(crate) ask_caller: Option<&'a AskCaller>,
+    /// The tool call this call is a step of, which waits with it.
+    pub(crate) step_of: Option<&'a StepOf>,
 }
 
 impl Asking<'_> {

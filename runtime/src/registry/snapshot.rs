@@ -59,6 +59,20 @@ impl Handler {
             Handler::Dynamic(tool) => tool.review(context, arguments),
         }
     }
+
+    /// Goes on with a call that stopped at a step waiting for a person (see
+    /// [`Tool::go_on`]); a `#[tool]` function makes no steps.
+    pub(crate) fn go_on(
+        &self,
+        context: ToolContext,
+        state: serde_json::Value,
+        step: crate::ToolOutcome,
+    ) -> ToolFuture {
+        match self {
+            Handler::Static(_) => crate::tool::cannot_go_on(),
+            Handler::Dynamic(tool) => tool.go_on(context, state, step),
+        }
+    }
 }
 
 /// A tool waiting to be checked and added.

@@ -9,6 +9,7 @@ use crate::audit::redact;
 use crate::caller::Caller;
 use crate::error::{ErrorCode, ToolError};
 use crate::events::EventKind;
+use crate::paused::StepOf;
 use crate::registry::Config;
 use crate::registry::run::Asking;
 use crate::registry::snapshot::Snapshot;
@@ -67,6 +68,7 @@ pub(crate) async fn keep_waiting(
         run_id: asking.run_id.map(str::to_owned),
         caller_confirms,
         kept: governance.stages.kept(tool),
+        paused: asking.step_of.map(StepOf::paused),
     };
     governance.pending.put(waiting).await?;
     asking.report_approval(|| event);

@@ -11,6 +11,7 @@ use crate::agent::Run;
 use crate::approval::PendingCall;
 use crate::audit::AuditRecord;
 use crate::caller::Caller;
+use crate::paused::PausedCall;
 use crate::store::StoreError;
 
 /// A pending call as stored: the whole caller (the public form names only its id).
@@ -32,6 +33,8 @@ struct StoredPending {
     caller_confirms: bool,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     kept: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paused: Option<PausedCall>,
 }
 
 pub(crate) fn pending_to_text(call: &PendingCall) -> String {
@@ -49,6 +52,7 @@ pub(crate) fn pending_to_text(call: &PendingCall) -> String {
         run_id: call.run_id.clone(),
         caller_confirms: call.caller_confirms,
         kept: call.kept.clone(),
+        paused: call.paused.clone(),
     };
     serde_json::to_string(&stored).expect("a pending call serializes")
 }
@@ -69,6 +73,7 @@ pub(crate) fn pending_from_text(store: &str, text: &str) -> Result<PendingCall, 
         run_id: stored.run_id,
         caller_confirms: stored.caller_confirms,
         kept: stored.kept,
+        paused: stored.paused,
     })
 }
 

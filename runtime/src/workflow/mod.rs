@@ -7,6 +7,12 @@
 //! had called it, so a workflow never reaches a tool its caller cannot (a step of a tool the
 //! caller may not see fails exactly as a call of an unknown tool).
 //!
+//! A step that waits for a person's approval makes the workflow wait with it: the workflow's
+//! call answers `approval_required` with the step's ticket, and where the run is is kept
+//! with the step ([`StepOf`]). Once an approver decides, on whichever instance, the step runs
+//! (or is refused) and the workflow goes on from there ([`Tool::go_on`](crate::Tool::go_on)),
+//! once; its outcome is the approver's answer and what an agent run waiting on it reads.
+//!
 //! # Expressions
 //!
 //! `${params.topic}` is a workflow argument, `${steps.search}` a step's result (a
@@ -61,6 +67,7 @@ use serde_json::Value;
 use crate::definition::ToolDefinition;
 use crate::registry::Registry;
 
+pub use crate::paused::{PausedCall, StepOf};
 pub use run::WorkflowTool;
 
 /// What a step's failure does to the workflow.

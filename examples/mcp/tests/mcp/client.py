@@ -6,6 +6,7 @@ Prints one JSON object with what it saw.
 
 import asyncio
 import json
+import os
 import sys
 
 import httpx2
@@ -66,6 +67,9 @@ async def exercise(client):
     if "reverse_text" in report["tools"]:
         too_long = await client.call_tool("reverse_text", {"text": "x" * 500})
         report["too_long"] = {"is_error": too_long.is_error, "text": content_text(too_long)}
+    if "task_from_file" in report["tools"]:
+        made = await client.call_tool("task_from_file", {"path": "todo.txt"})
+        report["workflow"] = {"is_error": made.is_error, "structured": made.structured_content, "text": content_text(made)}
     for name in ["no_such_tool", "reverse_text", "get_device_info"]:
         if name in report["tools"]:
             continue
@@ -80,7 +84,9 @@ async def exercise(client):
 async def main():
     mode = sys.argv[1]
     if mode == "stdio":
-        server = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        # The server gets this process's environment (its sandbox and task database), not
+        # the SDK's minimal default.
+        server = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:], env=dict(os.environ))
         async with Client(server) as client:
             report = await exercise(client)
     else:
