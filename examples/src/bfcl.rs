@@ -22,6 +22,16 @@ pub const CATALOG: [&str; 6] = [
     "parallel_multiple",
     "live_parallel_multiple",
 ];
+/// The categories whose questions are held out: the search's settings were chosen on the
+/// `live_multiple` questions only, so these measure it on questions it was not tuned on
+/// (over the same pooled catalog).
+pub const HELD_OUT: [&str; 5] = [
+    "live_simple",
+    "multiple",
+    "simple_python",
+    "parallel_multiple",
+    "live_parallel_multiple",
+];
 /// The categories whose questions fit no tool.
 pub const IRRELEVANCE: [&str; 2] = ["irrelevance", "live_irrelevance"];
 
@@ -39,8 +49,10 @@ pub struct Question {
 pub struct Dataset {
     /// The pooled catalog, as tool definitions (names made valid tool names).
     pub tools: Vec<ToolDefinition>,
-    /// The `live_multiple` questions.
+    /// The `live_multiple` questions (the ones the settings were tuned on).
     pub questions: Vec<Question>,
+    /// The questions of [`HELD_OUT`] categories present, by category.
+    pub held_out: Vec<(String, Vec<Question>)>,
     /// Per irrelevance category, its questions' texts.
     pub irrelevance: Vec<(String, Vec<String>)>,
 }
@@ -73,16 +85,21 @@ pub fn gold_rank(registry: &Registry, caller: &Caller, question: &Question) -> O
 }
 
 /// Recall@k for each of [`KS`]: the share of questions with a gold tool among the first k.
-pub fn recall(registry: &Registry, caller: &Caller, questions: &[Question]) -> [f64; 4] {
-    let mut found = [0usize; 4];
+pub fn recall<'q>(
+    registry: &Registry,
+    caller: &Caller,
+    questions: impl IntoIterator<Item = &'q Question>,
+) -> [f64; 4] {
+    let (mut found, mut asked) = ([0usize; 4], 0usize);
     for question in questions {
+        asked += 1;
         if let Some(rank) = gold_rank(registry, caller, question) {
             for (slot, k) in found.iter_mut().zip(KS) {
                 *slot += usize::from(rank < k);
             }
         }
     }
-    found.map(|count| count as f64 / questions.len().max(1) as f64)
+    found.map(|count| count as f64 / asked.max(1) as f64)
 }
 
 fn data_file(dir: &Path, category: &str) -> PathBuf {
@@ -109,7 +126,35 @@ pub fn load(dir: &Path) -> Result<Dataset, String> {
             }
         }
     }
-    let answers = lines(&answer_file(dir, "live_multiple"))?;
+    let questions = questions_of(dir, "live_multiple", &names)?;
+    let mut held_out = Vec::new();
+    for category in HELD_OUT {
+        // A subset without a category's answers (the CI guard's) measures without it.
+        if answer_file(dir, category).exists() {
+            let mut questions = questions_of(dir, category, &names)?;
+            questions.retain(|question| !question.gold.is_empty());
+            held_out.push((category.to_owned(), questions));
+        }
+    }
+    let mut irrelevance = Vec::new();
+    for category in IRRELEVANCE {
+        let texts = lines(&data_file(dir, category))?
+            .iter()
+            .map(user_text)
+            .collect();
+        irrelevance.push((category.to_owned(), texts));
+    }
+    Ok(Dataset {
+        tools,
+        questions,
+        held_out,
+        irrelevance,
+    })
+}
+
+/// The questions of `category`, each with its gold functions by tool name.
+fn questions_of(dir: &Path, category: &str, names: &ToolNames) -> Result<Vec<Question>, String> {
+    let answers = lines(&answer_file(dir, category))?;
     let gold: HashMap<String, Vec<String>> = answers
         .iter()
         .map(|answer| {
@@ -122,7 +167,7 @@ pub fn load(dir: &Path) -> Result<Dataset, String> {
             (answer["id"].as_str().unwrap_or_default().to_owned(), names)
         })
         .collect();
-    let questions = lines(&data_file(dir, "live_multiple"))?
+    let questions = lines(&data_file(dir, category))?
         .iter()
         .map(|line| {
             let id = line["id"].as_str().unwrap_or_default().to_owned();
@@ -133,19 +178,7 @@ pub fn load(dir: &Path) -> Result<Dataset, String> {
             }
         })
         .collect();
-    let mut irrelevance = Vec::new();
-    for category in IRRELEVANCE {
-        let texts = lines(&data_file(dir, category))?
-            .iter()
-            .map(user_text)
-            .collect();
-        irrelevance.push((category.to_owned(), texts));
-    }
-    Ok(Dataset {
-        tools,
-        questions,
-        irrelevance,
-    })
+    Ok(questions)
 }
 
 fn lines(path: &Path) -> Result<Vec<Value>, String> {

@@ -61,16 +61,30 @@ async fn main() -> Result<(), String> {
     let mut rows = vec![("plain BM25", plain), ("toolgate", ours.clone())];
     #[cfg(feature = "embeddings")]
     rows.push(("hybrid", hybrid(&data, &options.cache).await?));
-    println!(
-        "\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>12}",
-        "", "R@1", "R@3", "R@5", "R@10", "per search"
-    );
-    for (label, registry) in &rows {
-        let started = Instant::now();
-        let recall = recall(registry, &caller, &data.questions);
-        let each = started.elapsed().as_secs_f64() * 1e6 / data.questions.len().max(1) as f64;
-        let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
-        println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
+    let held_out: Vec<&Question> = data.held_out.iter().flat_map(|(_, q)| q).collect();
+    let mut sets: Vec<(String, Vec<&Question>)> = vec![(
+        format!("live_multiple, tuned on ({})", data.questions.len()),
+        data.questions.iter().collect(),
+    )];
+    for (category, questions) in &data.held_out {
+        let label = format!("{category}, held out ({})", questions.len());
+        sets.push((label, questions.iter().collect()));
+    }
+    if !held_out.is_empty() {
+        sets.push((format!("all held out ({})", held_out.len()), held_out));
+    }
+    for (set, questions) in &sets {
+        println!(
+            "\n{set}\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>12}",
+            "", "R@1", "R@3", "R@5", "R@10", "per search"
+        );
+        for (label, registry) in &rows {
+            let started = Instant::now();
+            let recall = recall(registry, &caller, questions.iter().copied());
+            let each = started.elapsed().as_secs_f64() * 1e6 / questions.len().max(1) as f64;
+            let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
+            println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
+        }
     }
     suggestions(&ours, &caller, &data);
     misses(&ours, &caller, &data.questions, options.misses);
@@ -95,53 +109,72 @@ async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, Str
     Ok(registry)
 }
 
-/// At several thresholds: how often `suggest` offers a gold tool (top five) for a question,
-/// and how often it offers anything for a question that fits no tool.
+/// At several thresholds: how often `suggest` offers a gold tool (among five) for a
+/// question a tool serves (the tuned-on questions, and the held-out ones), and how often it
+/// offers anything for a question no tool fits. As `suggest` does, a hit that ranks nowhere
+/// (score 0) is never offered.
 fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
-    println!(
-        "\nsuggest(k = 5) by relevance threshold (default {}):",
-        toolgate::DEFAULT_SUGGESTION_THRESHOLD
+    let default = toolgate::DEFAULT_SUGGESTION_THRESHOLD;
+    println!("\nsuggest(k = 5) by relevance threshold (default {default}, marked *):");
+    let held_out: Vec<&Question> = data.held_out.iter().flat_map(|(_, q)| q).collect();
+    let mut header = format!(
+        "{:<10} {:>14} {:>14}",
+        "threshold", "gold: tuned", "gold: held"
     );
-    let mut header = format!("{:<10} {:>14}", "threshold", "gold offered");
     for (category, _) in &data.irrelevance {
-        header.push_str(&format!(" {:>22}", format!("wrong: {category}")));
+        header.push_str(&format!(" {:>22}", format!("offered: {category}")));
     }
     println!("{header}");
+    let offered = |text: &str| {
+        let hits = registry.search(caller, text, 5);
+        hits.into_iter()
+            .filter(|hit| hit.score > 0.0)
+            .collect::<Vec<_>>()
+    };
+    let gold = |question: &Question| {
+        let hits = offered(&question.text);
+        let gold = hits
+            .iter()
+            .filter(|hit| question.gold.contains(&hit.definition.name));
+        gold.map(|hit| hit.relevance)
+            .fold(None, |best: Option<f64>, r| {
+                Some(best.map_or(r, |b| b.max(r)))
+            })
+    };
     let best = |text: &str| {
-        registry
-            .search(caller, text, 5)
+        offered(text)
             .iter()
             .map(|hit| hit.relevance)
-            .fold(0.0, f64::max)
+            .fold(None, |b: Option<f64>, r| Some(b.map_or(r, |b| b.max(r))))
     };
-    let gold_relevance: Vec<Option<f64>> = data
-        .questions
-        .iter()
-        .map(|question| {
-            let hits = registry.search(caller, &question.text, 5);
-            hits.iter()
-                .find(|hit| question.gold.contains(&hit.definition.name))
-                .map(|hit| hit.relevance)
-        })
-        .collect();
-    let wrong: Vec<Vec<f64>> = data
+    let tuned: Vec<Option<f64>> = data.questions.iter().map(gold).collect();
+    let held: Vec<Option<f64>> = held_out.iter().map(|question| gold(question)).collect();
+    let wrong: Vec<Vec<Option<f64>>> = data
         .irrelevance
         .iter()
         .map(|(_, texts)| texts.iter().map(|text| best(text)).collect())
         .collect();
-    for threshold in [0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5] {
-        let offered = gold_relevance
+    let share = |values: &[Option<f64>], threshold: f64| {
+        let passing = values
             .iter()
             .filter(|r| r.is_some_and(|r| r >= threshold))
             .count();
+        passing as f64 / values.len().max(1) as f64
+    };
+    for threshold in [0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6] {
+        let mark = if (threshold - default).abs() < 1e-9 {
+            "*"
+        } else {
+            ""
+        };
         let mut row = format!(
-            "{threshold:<10} {:>14.3}",
-            offered as f64 / gold_relevance.len().max(1) as f64
+            "{:<10} {:>14.3} {:>14.3}",
+            format!("{threshold}{mark}"),
+            share(&tuned, threshold),
+            share(&held, threshold)
         );
         for best in &wrong {
-            let share =
-                best.iter().filter(|r| **r >= threshold).count() as f64 / best.len().max(1) as f64;
-            row.push_str(&format!(" {share:>22.3}"));
+            row.push_str(&format!(" {:>22.3}", share(best, threshold)));
         }
         println!("{row}");
     }

@@ -300,6 +300,18 @@ fn suggestions_keep_only_relevant_tools() {
             .suggest(&public(), "tell me a joke about cats", 3)
             .is_empty()
     );
+    // A date adds the word "date" to a query; a tool matched by nothing else does not rank
+    // and is never offered, however low the threshold.
+    let lenient = base()
+        .tool(tool("pick_date", "Pick a date.", "public"))
+        .suggestion_threshold(0.0)
+        .build()
+        .unwrap();
+    let query = "dinosaurs of 2023-10-01";
+    let found = lenient.search(&public(), query, 3);
+    assert_eq!(names(&found), ["pick_date"], "found, ranking nowhere");
+    assert_eq!((found[0].score, found[0].relevance), (0.0, 0.0));
+    assert!(lenient.suggest(&public(), query, 3).is_empty());
     let strict = base().suggestion_threshold(1.0).build().unwrap();
     assert!(
         strict

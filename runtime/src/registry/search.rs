@@ -56,12 +56,13 @@ impl Registry {
 
     /// Tools worth offering for a conversation (e.g. its last messages): the best matches
     /// for its text whose [relevance](crate::search::Scored::relevance) reaches the
-    /// registry's [suggestion threshold](crate::RegistryBuilder::suggestion_threshold).
-    /// A long text is read from its end.
+    /// registry's [suggestion threshold](crate::RegistryBuilder::suggestion_threshold); a
+    /// tool that does not rank (score 0) is never offered. A long text is read from its end.
     pub fn suggest(&self, caller: &Caller, conversation: &str, limit: usize) -> Vec<SearchHit> {
         let threshold = self.inner.config.suggestion_threshold;
         let mut hits = self.search_text(caller, bounded(conversation, true), limit);
-        hits.retain(|hit| hit.relevance >= threshold);
+        // A tool that ranks nowhere (score 0) is never offered, whatever it shares.
+        hits.retain(|hit| hit.score > 0.0 && hit.relevance >= threshold);
         hits
     }
 

@@ -278,19 +278,22 @@ impl Scorer for Bm25Index {
 struct Sums {
     /// BM25F sum, by document.
     bm25: Vec<f32>,
+    /// The part of it the user's own words (not the words added for values) made.
+    own: Vec<f32>,
     /// How many of the user's own terms matched, by document.
     matched: Vec<u16>,
     /// Whether a document matched anything.
     seen: Vec<bool>,
     /// The documents that did, in first-match order.
     touched: Vec<u32>,
-    /// The most a tool could score: every known term fully matched.
+    /// What the user's own words are worth: the most their part of a tool's sum could be.
     information: f32,
 }
 
 impl Sums {
+    /// The share of the user's words' information a tool matched.
     fn relevance(&self, doc: u32) -> f64 {
-        let share = self.bm25[doc as usize] / self.information.max(f32::EPSILON);
+        let share = self.own[doc as usize] / self.information.max(f32::EPSILON);
         f64::from(share.clamp(0.0, 1.0))
     }
 }
@@ -301,6 +304,7 @@ impl Bm25Index {
     fn accumulate(&self, query: &Query, level: usize, stats: &LevelStats) -> Sums {
         let mut sums = Sums {
             bm25: vec![0.0; self.docs.len()],
+            own: vec![0.0; self.docs.len()],
             matched: vec![0; self.docs.len()],
             seen: vec![false; self.docs.len()],
             touched: Vec::new(),
@@ -316,7 +320,9 @@ impl Bm25Index {
                 continue;
             }
             let idf = idf(stats.docs, frequency);
-            sums.information += weight * idf;
+            if own {
+                sums.information += weight * idf;
+            }
             for posting in &self.postings[id as usize] {
                 let Some(doc) = self.visible_doc(posting.doc, level) else {
                     continue;
@@ -326,8 +332,12 @@ impl Bm25Index {
                 if !std::mem::replace(&mut sums.seen[index], true) {
                     sums.touched.push(posting.doc);
                 }
-                sums.bm25[index] += weight * idf * tf / (self.settings.k1 + tf);
-                sums.matched[index] += u16::from(own);
+                let gained = weight * idf * tf / (self.settings.k1 + tf);
+                sums.bm25[index] += gained;
+                if own {
+                    sums.own[index] += gained;
+                    sums.matched[index] += 1;
+                }
             }
         }
         sums
@@ -442,5 +452,18 @@ mod tests {
         index.insert(&tool("late", "Unique word zq5x again."), 0);
         assert_eq!(index.search("zq5x", 0, 5)[0].name, "late");
         assert!(index.search("zq999x", 0, 5).is_empty());
+    }
+
+    #[test]
+    fn a_tool_matched_only_by_words_added_for_values_has_no_relevance() {
+        let mut index = Bm25Index::default();
+        index.insert(&tool("pick_date", "Pick a date."), 0);
+        index.insert(&tool("tell_joke", "Tell a joke about a topic."), 0);
+        // "on 2023-10-01" adds "date"; none of the user's own words is a tool's.
+        let found = index.search("dinosaurs on 2023-10-01", 0, 5);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].score, found[0].relevance), (0.0, 0.0));
+        let joke = index.search("a joke about cats", 0, 5);
+        assert!(joke[0].score > 0.0 && joke[0].relevance > 0.3, "{joke:?}");
     }
 }
