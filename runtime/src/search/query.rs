@@ -13,6 +13,9 @@ pub(crate) struct Query {
     terms: Vec<(String, f32, bool)>,
     /// The user's terms in order, stop words left out.
     sequence: Vec<String>,
+    /// Terms of words that look like values the user gives (names, codes, quoted text),
+    /// not what they want done.
+    values: Vec<String>,
 }
 
 impl Query {
@@ -36,7 +39,16 @@ impl Query {
                 }
             }
         }
-        Query { terms, sequence }
+        Query {
+            terms,
+            sequence,
+            values: value_terms(text),
+        }
+    }
+
+    /// Whether `term` came from a word that looks like a value (see [`value_terms`]).
+    pub(crate) fn is_value(&self, term: &str) -> bool {
+        self.values.iter().any(|value| value == term)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -63,4 +75,29 @@ impl Query {
             .filter_map(|pair| Some(pair_key(id(&pair[0])?, id(&pair[1])?)))
             .collect()
     }
+}
+
+/// The terms of the words of `text` that look like values rather than requests: a word with
+/// a digit, `@` or `/` in it, a capitalized word that does not begin a sentence (a name: "in
+/// Boston"), and words in quotes. A word no tool has says the request is about something
+/// else, unless it is such a value.
+fn value_terms(text: &str) -> Vec<String> {
+    const OPENING: [char; 4] = ['"', '\'', '\u{201c}', '\u{2018}'];
+    const CLOSING: [char; 4] = ['"', '\'', '\u{201d}', '\u{2019}'];
+    let mut values = Vec::new();
+    let (mut sentence_start, mut quoted) = (true, false);
+    for token in text.split_whitespace() {
+        let opens = token.starts_with(OPENING);
+        let bare = token.trim_end_matches(['.', ',', '?', '!', ':', ';']);
+        let closes = bare.len() > 1 && bare.ends_with(CLOSING);
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let capitalized = word.chars().next().is_some_and(char::is_uppercase);
+        let marked = word.contains(|c: char| c.is_ascii_digit()) || token.contains(['@', '/']);
+        if quoted || opens || marked || (capitalized && !sentence_start) {
+            values.extend(text::terms(word));
+        }
+        quoted = (quoted || opens) && !closes;
+        sentence_start = bare.len() < token.len() && token.ends_with(['.', '?', '!', ':']);
+    }
+    values
 }
