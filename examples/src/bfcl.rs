@@ -65,7 +65,19 @@ pub fn registry(
     tools: &[ToolDefinition],
     scorer: Option<Box<dyn Scorer>>,
 ) -> Result<Registry, BuildError> {
-    let mut builder = Registry::builder().roles(["public"]).linked_tools(false);
+    suggesting(tools, scorer, toolgate::DEFAULT_SUGGESTION_THRESHOLD)
+}
+
+/// [`registry`] whose `suggest` offers what reaches `threshold`.
+pub fn suggesting(
+    tools: &[ToolDefinition],
+    scorer: Option<Box<dyn Scorer>>,
+    threshold: f64,
+) -> Result<Registry, BuildError> {
+    let mut builder = Registry::builder()
+        .roles(["public"])
+        .linked_tools(false)
+        .suggestion_threshold(threshold);
     if let Some(scorer) = scorer {
         builder = builder.search_scorer(scorer);
     }

@@ -93,7 +93,7 @@ async fn main() -> Result<(), String> {
         }
     }
     let no_tool = no_tool_requests(&options.no_tool)?;
-    suggestions(&ours, &caller, &data, &no_tool);
+    suggestions(&data, &no_tool)?;
     if options.show_offered {
         show_offered(&ours, &caller, &no_tool);
     }
@@ -131,12 +131,17 @@ async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, Str
 
 /// At several thresholds: how often `suggest` offers a gold tool (among five) for a
 /// question a tool serves (the tuned-on questions, and the held-out ones), and how often it
-/// offers anything for a question no tool fits. As `suggest` does, a hit that ranks nowhere
-/// (score 0) is never offered.
-fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset, no_tool: &[String]) {
+/// offers anything for a question no tool fits: BFCL's irrelevance categories (partly served
+/// by the pooled catalog), and our own list (its odd lines were tuned on, its even ones not).
+fn suggestions(data: &Dataset, no_tool: &[String]) -> Result<(), String> {
     let default = toolgate::DEFAULT_SUGGESTION_THRESHOLD;
     println!("\nsuggest(k = 5) by relevance threshold (default {default}, marked *):");
+    let caller = Caller::new("eval", "public");
     let held_out: Vec<&Question> = data.held_out.iter().flat_map(|(_, q)| q).collect();
+    let (own_tuned, own_held): (Vec<_>, Vec<_>) = no_tool
+        .iter()
+        .enumerate()
+        .partition(|(index, _)| index % 2 == 0);
     let mut header = format!(
         "{:<10} {:>14} {:>14}",
         "threshold", "gold: tuned", "gold: held"
@@ -144,11 +149,6 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset, no_tool: &[
     for (category, _) in &data.irrelevance {
         header.push_str(&format!(" {:>22}", format!("offered: {category}")));
     }
-    // The list's odd lines were used to choose the settings, its even lines were not.
-    let (own_tuned, own_held): (Vec<_>, Vec<_>) = no_tool
-        .iter()
-        .enumerate()
-        .partition(|(index, _)| index % 2 == 0);
     for (half, requests) in [("tuned", &own_tuned), ("held", &own_held)] {
         header.push_str(&format!(
             " {:>18}",
@@ -156,46 +156,27 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset, no_tool: &[
         ));
     }
     println!("{header}");
-    let offered = |text: &str| {
-        let hits = registry.search(caller, text, 5);
-        hits.into_iter()
-            .filter(|hit| hit.score > 0.0)
-            .collect::<Vec<_>>()
-    };
-    let gold = |question: &Question| {
-        let hits = offered(&question.text);
-        let gold = hits
-            .iter()
-            .filter(|hit| question.gold.contains(&hit.definition.name));
-        gold.map(|hit| hit.relevance)
-            .fold(None, |best: Option<f64>, r| {
-                Some(best.map_or(r, |b| b.max(r)))
-            })
-    };
-    let best = |text: &str| {
-        offered(text)
-            .iter()
-            .map(|hit| hit.relevance)
-            .fold(None, |b: Option<f64>, r| Some(b.map_or(r, |b| b.max(r))))
-    };
-    let tuned: Vec<Option<f64>> = data.questions.iter().map(gold).collect();
-    let held: Vec<Option<f64>> = held_out.iter().map(|question| gold(question)).collect();
-    let mut wrong: Vec<Vec<Option<f64>>> = data
-        .irrelevance
-        .iter()
-        .map(|(_, texts)| texts.iter().map(|text| best(text)).collect())
-        .collect();
-    for requests in [&own_tuned, &own_held] {
-        wrong.push(requests.iter().map(|(_, text)| best(text)).collect());
-    }
-    let share = |values: &[Option<f64>], threshold: f64| {
-        let passing = values
-            .iter()
-            .filter(|r| r.is_some_and(|r| r >= threshold))
-            .count();
-        passing as f64 / values.len().max(1) as f64
-    };
     for threshold in [0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6] {
+        let registry =
+            bfcl::suggesting(&data.tools, None, threshold).map_err(|error| error.to_string())?;
+        let gold_share = |questions: &[&Question]| {
+            let offered = questions.iter().filter(|question| {
+                let offered = registry.suggest(&caller, &question.text, 5);
+                offered
+                    .iter()
+                    .any(|hit| question.gold.contains(&hit.definition.name))
+            });
+            offered.count() as f64 / questions.len().max(1) as f64
+        };
+        let any_share = |texts: &mut dyn Iterator<Item = &String>| {
+            let (mut offered, mut asked) = (0usize, 0usize);
+            for text in texts {
+                asked += 1;
+                offered += usize::from(!registry.suggest(&caller, text, 5).is_empty());
+            }
+            offered as f64 / asked.max(1) as f64
+        };
+        let tuned: Vec<&Question> = data.questions.iter().collect();
         let mark = if (threshold - default).abs() < 1e-9 {
             "*"
         } else {
@@ -204,19 +185,19 @@ fn suggestions(registry: &Registry, caller: &Caller, data: &Dataset, no_tool: &[
         let mut row = format!(
             "{:<10} {:>14.3} {:>14.3}",
             format!("{threshold}{mark}"),
-            share(&tuned, threshold),
-            share(&held, threshold)
+            gold_share(&tuned),
+            gold_share(&held_out)
         );
-        for (index, best) in wrong.iter().enumerate() {
-            let width = if index < data.irrelevance.len() {
-                22
-            } else {
-                18
-            };
-            row.push_str(&format!(" {:>width$.3}", share(best, threshold)));
+        for (_, texts) in &data.irrelevance {
+            row.push_str(&format!(" {:>22.3}", any_share(&mut texts.iter())));
+        }
+        for requests in [&own_tuned, &own_held] {
+            let share = any_share(&mut requests.iter().map(|(_, text)| *text));
+            row.push_str(&format!(" {share:>18.3}"));
         }
         println!("{row}");
     }
+    Ok(())
 }
 
 /// The requests of a `--no-tool` file: its lines, less blank ones and comments.

@@ -32,3 +32,41 @@ fn search_keeps_its_recall_on_the_bfcl_subset() {
     assert!(ours_5 >= 0.89, "Recall@5 fell to {ours_5:.3}");
     assert!(ours_1 - plain_1 >= 0.05 && ours_5 - plain_5 >= 0.03);
 }
+
+/// Suggestions stay quiet for requests no tool serves (the held-out half of our list, its
+/// even lines) while still offering the right tool for most of the subset's questions.
+#[test]
+fn suggestions_stay_quiet_where_no_tool_serves() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bfcl");
+    let data = bfcl::load(&dir).expect("the subset is shipped");
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/no_tool_requests.txt");
+    let text = std::fs::read_to_string(list).unwrap();
+    let requests: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .collect();
+    assert!(requests.len() >= 200, "{} requests", requests.len());
+    let caller = Caller::new("eval", "public");
+    let ours = registry(&data.tools, None).unwrap();
+    let held_out = requests.iter().skip(1).step_by(2);
+    let offered = held_out
+        .clone()
+        .filter(|request| !ours.suggest(&caller, request, 5).is_empty())
+        .count();
+    let quiet_share = offered as f64 / held_out.count() as f64;
+    let served = data.questions.iter().filter(|question| {
+        let hits = ours.suggest(&caller, &question.text, 5);
+        hits.iter()
+            .any(|hit| question.gold.contains(&hit.definition.name))
+    });
+    let served_share = served.count() as f64 / data.questions.len() as f64;
+    println!("offered for no-tool requests: {quiet_share:.3}; gold offered: {served_share:.3}");
+    assert!(
+        quiet_share <= 0.10,
+        "offered for {quiet_share:.3} of no-tool requests"
+    );
+    assert!(
+        served_share >= 0.50,
+        "gold offered for only {served_share:.3}"
+    );
+}

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::caller::Caller;
 use crate::formats::{Format, NoNativeToolSearch, deferred_tools};
-use crate::search::{SearchHit, bounded};
+use crate::search::{SearchHit, bounded, latest_requests};
 
 /// Indexes every tool of a new registry.
 pub(super) fn index_all(config: &Config, snapshot: &Snapshot) {
@@ -54,16 +54,39 @@ impl Registry {
         self.search_text(caller, bounded(query, false), limit)
     }
 
-    /// Tools worth offering for a conversation (e.g. its last messages): the best matches
-    /// for its text whose [relevance](crate::search::Scored::relevance) reaches the
-    /// registry's [suggestion threshold](crate::RegistryBuilder::suggestion_threshold); a
-    /// tool that does not rank (score 0) is never offered. A long text is read from its end.
+    /// Tools worth offering for a conversation (e.g. its last messages): the tools that fit
+    /// one of its latest requests (its last four sentences, each read alone, role labels
+    /// such as `User:` left out, and the text as a whole), most relevant first, where the
+    /// [relevance](crate::search::Scored::relevance) reaches the registry's
+    /// [suggestion threshold](crate::RegistryBuilder::suggestion_threshold); a tool that
+    /// does not rank (score 0) is never offered. A long text is read from its end.
     pub fn suggest(&self, caller: &Caller, conversation: &str, limit: usize) -> Vec<SearchHit> {
         let threshold = self.inner.config.suggestion_threshold;
-        let mut hits = self.search_text(caller, bounded(conversation, true), limit);
-        // A tool that ranks nowhere (score 0) is never offered, whatever it shares.
-        hits.retain(|hit| hit.score > 0.0 && hit.relevance >= threshold);
-        hits
+        let mut offered: Vec<SearchHit> = Vec::new();
+        for request in latest_requests(bounded(conversation, true)) {
+            let hits = self.search_text(caller, request, limit);
+            // A tool that ranks nowhere (score 0) is never offered, whatever it shares.
+            let fitting = hits
+                .into_iter()
+                .filter(|hit| hit.score > 0.0 && hit.relevance >= threshold);
+            for hit in fitting {
+                let name = &hit.definition.name;
+                match offered
+                    .iter_mut()
+                    .find(|known| known.definition.name == *name)
+                {
+                    Some(known) if known.relevance >= hit.relevance => {}
+                    Some(known) => *known = hit,
+                    None => offered.push(hit),
+                }
+            }
+        }
+        offered.sort_by(|a, b| {
+            let order = b.relevance.total_cmp(&a.relevance);
+            order.then_with(|| a.definition.name.cmp(&b.definition.name))
+        });
+        offered.truncate(limit);
+        offered
     }
 
     /// The caller's tools for a provider's own tool search (see

@@ -44,6 +44,7 @@ mod hybrid;
 mod minilm;
 mod names;
 mod query;
+mod requests;
 mod shapes;
 mod text;
 mod vector_cache;
@@ -57,6 +58,7 @@ pub use hybrid::{EmbedError, Embedder, Hybrid};
 #[cfg_attr(docsrs, doc(cfg(feature = "embeddings")))]
 pub use minilm::MiniLm;
 pub(crate) use names::did_you_mean;
+pub(crate) use requests::latest_requests;
 
 use crate::definition::ToolDefinition;
 use crate::util::sync::{read, write};
