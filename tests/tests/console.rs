@@ -460,10 +460,19 @@ async fn approvers_hear_each_others_decisions_and_others_do_not() {
     let patience = Duration::from_secs(30);
     let heard = events_until(&mut other_admin, "approval_requested", patience).await;
     assert_eq!(heard.last().unwrap()["tool"], "refund");
-    let approved = call("admin", "/approvals/approve", json!({"ticket": ticket}))
+    assert!(ticket.len() > 100, "the signed ticket is long");
+    // The short id a listing shows decides the call as well as the whole ticket does.
+    let short = waiting["error"]["details"]["ticket_id"].clone();
+    let approved = call("admin", "/approvals/approve", json!({"ticket": short}))
         .await
         .unwrap();
     assert_eq!(approved.status(), 200);
+    for spent in [short, json!("00ff00ff00ff00ff00ff00ff00ff00ff")] {
+        let again = call("admin", "/approvals/approve", json!({"ticket": spent}))
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 409, "decided already, or no such call");
+    }
     let heard = events_until(&mut other_admin, "approval_decided", patience).await;
     assert!(
         heard

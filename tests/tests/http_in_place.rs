@@ -84,15 +84,23 @@ async fn observe(side: &Side, body: &str) -> (u16, Value, Vec<Value>, Vec<Value>
         .unwrap();
     let mut answer: Value = serde_json::from_slice(&bytes).unwrap();
     without_durations(&mut answer);
+    let mut given = Vec::new();
+    given_ids(&mut answer, &mut given);
     let records = side.registry.history("ana", 100).await.unwrap();
     // The closed side's records written before each run ("started") are its own.
     let records = records
         .iter()
         .filter(|record| record.outcome != "started")
         .map(|record| {
+            // An id given to a call sent without one is the answer's and the record's alike.
+            let call_id = match given.contains(&record.call_id) {
+                true => "call-<given>",
+                false if generated(&record.call_id) => "call-<given earlier>",
+                false => record.call_id.as_str(),
+            };
             json!({
                 "tool": record.tool,
-                "call_id": record.call_id,
+                "call_id": call_id,
                 "arguments": record.arguments,
                 "decision": record.decision,
                 "outcome": record.outcome,
@@ -101,6 +109,39 @@ async fn observe(side: &Side, body: &str) -> (u16, Value, Vec<Value>, Vec<Value>
         .collect();
     let asked = std::mem::take(&mut *side.policy.seen.lock().unwrap());
     (status, answer, records, asked)
+}
+
+/// The ids the router gave calls sent without one, anywhere in `answer`, each then written
+/// `call-<given>` (the same call's record says the same id).
+fn given_ids(answer: &mut Value, given: &mut Vec<String>) {
+    match answer {
+        Value::Object(fields) => {
+            for (key, value) in fields.iter_mut() {
+                match value.as_str() {
+                    Some(id) if key == "call_id" && generated(id) => {
+                        given.push(id.to_owned());
+                        *value = json!("call-<given>");
+                    }
+                    _ => given_ids(value, given),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| given_ids(item, given)),
+        _ => {}
+    }
+}
+
+/// Whether `id` is one the router gave a call sent without one (`call-<8 hex>-<n>`).
+fn generated(id: &str) -> bool {
+    let Some((process, count)) = id
+        .strip_prefix("call-")
+        .and_then(|rest| rest.split_once('-'))
+    else {
+        return false;
+    };
+    process.len() == 8
+        && process.chars().all(|c| c.is_ascii_hexdigit())
+        && count.chars().all(|c| c.is_ascii_digit())
 }
 
 /// `answer` without the calls' durations (a single outcome's, or a batch's).
@@ -182,7 +223,7 @@ async fn the_usual_call_is_answered_from_its_arguments_read_once() {
     assert_eq!(status, 200);
     assert_eq!(
         answer,
-        json!({"call_id": "call-0", "tool": "in_place_add", "ok": true, "result": 42})
+        json!({"call_id": "call-<given>", "tool": "in_place_add", "ok": true, "result": 42})
     );
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["arguments"], json!({"a": 20, "b": 22}));

@@ -402,6 +402,8 @@ impl Registry {
     /// own role; a call it may not decide stays waiting and is answered like a used ticket
     /// ([`TicketError::AlreadyUsed`]). `approver` is recorded in the audit trail. A forged,
     /// expired or already used ticket (also one redeemed twice at the same time) runs nothing.
+    /// `ticket` is the signed ticket, or the short id of a waiting call's ticket (its
+    /// `ticket_id`, as [`pending_approvals`](Self::pending_approvals) lists it).
     pub async fn approve(
         &self,
         ticket: &str,

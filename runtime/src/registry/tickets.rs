@@ -84,7 +84,7 @@ pub(crate) async fn redeem(
     approver: &Caller,
 ) -> Result<PendingCall, TicketError> {
     let governance = &config.governance;
-    let claims = governance.signer.verify(ticket)?;
+    let claims = claims_of(config, ticket).await?;
     let waiting = governance
         .pending
         .get(&claims.id)
@@ -115,6 +115,20 @@ pub(crate) async fn redeem(
     } else {
         Err(TicketError::Mismatch)
     }
+}
+
+/// The claims of a signed ticket, or of the ticket of a waiting call named by its short id
+/// (the `ticket_id` a listing shows): an id names no ticket once its call is decided.
+async fn claims_of(config: &Config, ticket: &str) -> Result<TicketClaims, TicketError> {
+    let signer = &config.governance.signer;
+    let is_id =
+        !ticket.is_empty() && ticket.len() <= 64 && ticket.bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_id {
+        return signer.verify(ticket);
+    }
+    let pending = config.governance.pending.get(ticket).await;
+    let waiting = pending.map_err(ticket_store_failed)?;
+    signer.verify(&waiting.ok_or(TicketError::AlreadyUsed)?.ticket)
 }
 
 fn ticket_store_failed(error: StoreError) -> TicketError {

@@ -5,7 +5,7 @@
 //! | `GET /tools?format=...` | the caller's tools: `canonical` (default), `openai`, `openai-strict`, `openai-responses`, `openai-responses-strict`, `anthropic`, `anthropic-strict`, `gemini`, `mcp` |
 //! | `POST /tools/call` | one call `{"id", "name", "arguments"}`, or a batch `{"calls": [...], "dry_run": false}` (or a bare array): outcomes in call order |
 //! | `GET /approvals` | calls waiting for approval that the caller may decide (see [`Registry::approve`]), each with its tool's `title`, `risk` and `description` |
-//! | `POST /approvals/approve` | `{"ticket"}`: runs the call, once |
+//! | `POST /approvals/approve` | `{"ticket"}` (the signed ticket, or its short `ticket_id`): runs the call, once |
 //! | `POST /approvals/deny` | `{"ticket", "reason"}` |
 //! | `GET /me` | `{"id", "role", "approver"}`: the caller, as the [`Authenticate`] hook identified it |
 //! | `GET /usage?days=7` (or `since`, `until` in ms) | for approvers: what the tools they may see were used for ([`Registry::usage`]) |

@@ -5,12 +5,13 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use smol_str::{SmolStr, SmolStrBuilder};
+use smol_str::SmolStr;
 
 use crate::adapters::http::errors::ApiError;
 use crate::adapters::http::maybe_text::MaybeText;
 use crate::arguments::ToolArguments;
 use crate::call::ToolCall;
+use crate::util::call_ids::new_call_id;
 
 /// What `POST /tools/call` was asked.
 pub(crate) struct CallRequest {
@@ -113,7 +114,7 @@ pub(crate) fn usual_single(body: &[u8]) -> Option<ToolCall> {
         return None;
     }
     let arguments = ToolArguments::Text(arguments.to_owned());
-    Some(ToolCall::new(default_id(0), SmolStr::new(name), arguments))
+    Some(ToolCall::new(new_call_id(), SmolStr::new(name), arguments))
 }
 
 /// The characters JSON allows between tokens.
@@ -164,7 +165,7 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
         return Err(malformed(format!("{place} has no string `name`; {SHAPE}")));
     };
     let id = match fields.id.map(|raw| (first_byte(raw), raw)) {
-        None | Some((b'n', _)) => default_id(index),
+        None | Some((b'n', _)) => new_call_id(),
         Some((b'"', raw)) => from_raw::<SmolStr>(raw).unwrap_or_default(),
         Some((_, raw)) => match from_raw::<serde_json::Number>(raw) {
             Some(number) => SmolStr::new(number.to_string()),
@@ -183,20 +184,6 @@ fn call_of(fields: Fields<'_>, index: usize, single: bool) -> Result<ToolCall, A
         Some((_, raw)) => ToolArguments::Text(raw.get().to_owned()),
     };
     Ok(ToolCall::new(id, SmolStr::new(name), arguments))
-}
-
-/// `call-<index>`: the id of a call sent without one (written without `format!`, whose
-/// machinery costs more than the rest of reading a small call).
-fn default_id(index: usize) -> SmolStr {
-    // A single call's, as it is.
-    if index == 0 {
-        return SmolStr::new_static("call-0");
-    }
-    let mut digits = itoa::Buffer::new();
-    let mut id = SmolStrBuilder::new();
-    id.push_str("call-");
-    id.push_str(digits.format(index));
-    id.finish()
 }
 
 /// A raw value read as `T`, if it is one.
@@ -246,10 +233,22 @@ mod tests {
     fn a_single_call_keeps_its_arguments_as_text() {
         let request = parsed(r#" {"name": "add", "arguments": {"a": 1, "b": [2]}, "extra": 1} "#);
         assert!(!request.dry_run);
+        let Calls::One(call) = request.calls else {
+            unreachable!("one call")
+        };
         assert_eq!(
-            request.calls,
-            Calls::One(ToolCall::new("call-0", "add", r#"{"a": 1, "b": [2]}"#))
+            (call.name.as_str(), call.arguments),
+            ("add", r#"{"a": 1, "b": [2]}"#.into())
         );
+        assert!(call.id.starts_with("call-"), "{}", call.id);
+    }
+
+    /// Name and arguments (calls without ids are given new ones each time they are read).
+    fn shown(calls: Vec<ToolCall>) -> Vec<(SmolStr, ToolArguments)> {
+        calls
+            .into_iter()
+            .map(|call| (call.name, call.arguments))
+            .collect()
     }
 
     #[test]
@@ -273,7 +272,15 @@ mod tests {
             |body: &str| -> Vec<SmolStr> { calls(body).into_iter().map(|call| call.id).collect() };
         let body = r#"[{"name": "t", "id": "x"}, {"name": "t", "id": 7}, {"name": "t", "id": 1.5},
             {"name": "t", "id": null}, {"name": "t"}]"#;
-        assert_eq!(ids(body), ["x", "7", "1.5", "call-3", "call-4"]);
+        let ids = ids(body);
+        assert_eq!(ids[..3], ["x", "7", "1.5"]);
+        // Calls without an id get one of their own, never given to another call.
+        assert!(ids[3].starts_with("call-") && ids[4].starts_with("call-"));
+        assert_ne!(ids[3], ids[4]);
+        assert_ne!(
+            calls(r#"{"name": "t"}"#)[0].id,
+            calls(r#"{"name": "t"}"#)[0].id
+        );
         let message = refused(br#"{"name": "t", "id": true}"#);
         assert!(
             message.starts_with("the call has an `id` that is neither"),
@@ -282,11 +289,11 @@ mod tests {
     }
 
     #[test]
-    fn calls_without_ids_are_named_by_their_place() {
+    fn calls_without_ids_get_ids_of_their_own() {
         let body = format!("[{}]", [r#"{"name": "t"}"#; 12].join(","));
-        let ids: Vec<SmolStr> = calls(&body).into_iter().map(|call| call.id).collect();
-        let expected: Vec<String> = (0..12).map(|index| format!("call-{index}")).collect();
-        assert_eq!(ids, expected);
+        let ids: std::collections::HashSet<SmolStr> =
+            calls(&body).into_iter().map(|call| call.id).collect();
+        assert_eq!(ids.len(), 12);
     }
 
     #[test]
@@ -297,10 +304,10 @@ mod tests {
             r#"{"calls": [{"name": "a"}, {"name": "b", "arguments": {}}], "dry_run": true}"#,
         );
         assert!(!single(&named) && named.dry_run);
-        assert_eq!(listed.calls, named.calls);
-        let Calls::Batch(named) = named.calls else {
-            unreachable!("a batch")
+        let (Calls::Batch(listed), Calls::Batch(named)) = (listed.calls, named.calls) else {
+            unreachable!("batches")
         };
+        assert_eq!(shown(listed), shown(named.clone()));
         assert_eq!(named[1].arguments, ToolArguments::Text("{}".into()));
         let dry = parsed(r#"{"name": "a", "dry_run": true}"#);
         assert!(single(&dry) && dry.dry_run);
@@ -375,7 +382,7 @@ mod tests {
             r#"{"name": "", "arguments": {"x": [1, {"y": null}]}}"#,
         ] {
             let cut = usual_single(body.as_bytes()).expect(body);
-            assert_eq!(cut, calls(body).remove(0), "{body}");
+            assert_eq!(shown(vec![cut]), shown(calls(body)), "{body}");
         }
     }
 
