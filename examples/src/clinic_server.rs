@@ -75,6 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         "created and seeded"
     };
     println!("clinic backend on {base}");
+    println!("approval console on {base}/console (sign in with a token below)");
     println!(
         "database {} ({state}; set CLINIC_DB to use another file)",
         database.display()
@@ -100,7 +101,7 @@ try:
   curl -H 'Authorization: Bearer temp-token' {base}/tools   # a contractor sees no billing tools
   curl -H 'Authorization: Bearer admin-token' {base}/approvals
   curl -H 'Authorization: Bearer admin-token' -H 'Content-Type: application/json' \
-       -d '{{"ticket": "<ticket from the answer above>"}}' {base}/approvals/approve
+       -d '{{"ticket": "<ticket_id from the answer above>"}}' {base}/approvals/approve
   curl -N -H 'Authorization: Bearer admin-token' {base}/events      # live events (SSE)
   curl -H 'Authorization: Bearer alice-token' -H 'Content-Type: application/json' \
        -d '{{"message": "When are you open on Monday?"}}' {base}/chat   # needs a model server

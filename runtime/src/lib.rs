@@ -66,8 +66,8 @@
 //! - [`BuildError`] is also what [`Registry::register`] returns: a tool added at run time is
 //!   checked exactly like one at build time.
 //!
-//! Optional parts are behind features: `axum` ([`http`]: a router serving role-filtered
-//! tools), `console` ([`console`]: an approval console in the browser), `mcp` ([`mcp`]: an
+//! Optional parts are behind features: `http` (or `axum`, its first name; [`http`]: a router
+//! serving role-filtered tools), `console` ([`console`]: an approval console in the browser), `mcp` ([`mcp`]: an
 //! MCP server and importer), `oidc` ([`identity`]: callers from an identity provider's
 //! tokens), `cedar` ([`cedar`]: rules over who, which tool and which arguments), `otel`
 //! ([`telemetry`]: OpenTelemetry spans, metrics and OTLP export), `models`

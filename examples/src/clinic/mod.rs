@@ -83,7 +83,7 @@ pub fn agent(registry: Registry, model: impl Model) -> Agent {
 pub fn agent_builder(registry: Registry, model: impl Model) -> AgentBuilder {
     Agent::builder(registry, model)
         .system(
-            "You are the assistant of a veterinary clinic. Use the tools to answer;              when a change waits for approval, say so.",
+            "You are the assistant of a veterinary clinic. Use the tools to answer; when a change waits for approval, say so.",
         )
         .max_turns(8)
         .time_budget(std::time::Duration::from_secs(120))
