@@ -567,3 +567,40 @@ async fn an_approver_never_sees_a_call_above_its_role() {
     assert_no_problems(&sam, "sam");
     assert_no_problems(&ada, "ada");
 }
+
+/// The console as a clinic's admin sees it on an ordinary morning: two changes waiting, the
+/// admin's own lookup in the feed. The screenshot (`console-clinic.png` in the tests'
+/// folder) is the README's picture.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_on_an_ordinary_morning() {
+    let site = clinic().await;
+    let (_browser, mut admin, _staff) = admin_and_staff(&site).await;
+    let note = "Limping on the left hind leg since Monday; X-ray booked for Thursday.";
+    let waiting = site
+        .call(
+            "staff-token",
+            "update_medical_record",
+            json!({"pet_id": 2, "note": note}),
+        )
+        .await;
+    assert_eq!(waiting["error"]["code"], "approval_required", "{waiting}");
+    let refund = json!({"pet_id": 3, "amount_eur": 150, "reason": "Appointment cancelled by the clinic."});
+    let refund = site.call("staff-token", "refund_payment", refund).await;
+    assert_eq!(refund["error"]["code"], "approval_required", "{refund}");
+    site.call("admin-token", "get_pet_records", json!({"pet_id": 1}))
+        .await;
+    admin
+        .wait_for(
+            "document.querySelectorAll('#approvals article.approval').length === 2 \
+             && document.querySelector('#feed .pet-card')",
+            "both waiting calls and the admin's own lookup",
+        )
+        .await;
+    let cards = text_of(&mut admin, "#approvals").await;
+    assert!(cards.contains("X-ray booked") && cards.contains("refund_payment"), "{cards}");
+    let png = admin.screenshot().await;
+    assert!(png.len() > 10_000, "a screenshot of {} bytes is blank", png.len());
+    let kept = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-clinic.png");
+    std::fs::write(&kept, &png).unwrap();
+    assert_no_problems(&admin, "the admin");
+}

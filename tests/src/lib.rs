@@ -1,7 +1,19 @@
-//! Cross-crate tests of toolgate: the integration tests in `tests/`, and the README's
-//! examples, which are compiled and run as this crate's doc tests. The compile-fail and pass
+//! Cross-crate tests of toolgate: the integration tests in `tests/`, and the examples of the
+//! README and of `docs/`, which are compiled and run as this crate's doc tests. The compile-fail and pass
 //! suites of `#[tool]` live in the `compile-suite` crate beside this one.
 #![doc = include_str!("../../README.md")]
+
+/// The pages of `docs/`, whose examples are compiled and run like the README's.
+pub mod docs {
+    #[doc = include_str!("../../docs/stores.md")]
+    pub mod stores {}
+    #[doc = include_str!("../../docs/ready-tools.md")]
+    pub mod ready_tools {}
+    #[doc = include_str!("../../docs/mcp.md")]
+    pub mod mcp {}
+    #[doc = include_str!("../../docs/performance.md")]
+    pub mod performance {}
+}
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
