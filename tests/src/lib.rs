@@ -13,6 +13,18 @@ pub mod docs {
     pub mod mcp {}
     #[doc = include_str!("../../docs/performance.md")]
     pub mod performance {}
+    #[doc = include_str!("../../docs/stages.md")]
+    pub mod stages {}
+    #[doc = include_str!("../../docs/telemetry.md")]
+    pub mod telemetry {}
+    #[doc = include_str!("../../docs/agent.md")]
+    pub mod agent {}
+    #[doc = include_str!("../../docs/tools-without-rust.md")]
+    pub mod tools_without_rust {}
+    #[doc = include_str!("../../docs/cedar.md")]
+    pub mod cedar {}
+    #[doc = include_str!("../../docs/identity.md")]
+    pub mod identity {}
 }
 
 use std::io::Write;
