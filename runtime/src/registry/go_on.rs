@@ -18,15 +18,19 @@ use crate::registry::record::{Trail, finish};
 use crate::registry::snapshot::Snapshot;
 use crate::tool::ToolResult;
 
-/// The outcome of the outermost call that ends, given the decided `step`'s outcome.
+/// The outcome of the outermost call that ends, given the decided `step`'s outcome (the
+/// step's own, when it was a step of no call).
 pub(crate) async fn go_on(
     config: &Config,
     snapshot: &Snapshot,
     (caller, decider): (&Caller, &Caller),
-    mut paused: PausedCall,
+    paused: Option<PausedCall>,
     mut step: ToolOutcome,
     run_id: Option<&str>,
 ) -> ToolOutcome {
+    let Some(mut paused) = paused else {
+        return step;
+    };
     loop {
         let outer = paused.outer.take();
         let context = ToolContext {

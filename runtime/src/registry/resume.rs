@@ -151,13 +151,8 @@ async fn resolve(
     };
     // A step of a workflow's call: the workflow goes on with it, and its outcome is the
     // one the decider and the agent run get.
-    let outcome = match paused {
-        Some(paused) => {
-            let who = (&caller, decider);
-            go_on(config, snapshot, who, paused, outcome, run_id.as_deref()).await
-        }
-        None => outcome,
-    };
+    let who = (&caller, decider);
+    let outcome = go_on(config, snapshot, who, paused, outcome, run_id.as_deref()).await;
     if run_id.is_some() {
         keep_for_its_run(config, &ticket_id, expires, &outcome).await;
     }

@@ -2,8 +2,9 @@
 //! restart embeds only the tools whose text changed (1,233 tools take 47 s on two cores).
 //!
 //! The file is a list of records, each `[SHA-256 of model and text][u32 length][f32 × length]`
-//! (little-endian), appended as tools are embedded. A record cut short (a process stopped
-//! while writing) ends the list: it and what follows are dropped, and embedded again.
+//! (little-endian), appended as tools are embedded. It is a cache: a record cut short (a
+//! process stopped while writing) ends the list, and it and what follows are dropped and
+//! embedded again.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
