@@ -15,8 +15,9 @@ use toolgate::prelude::*;
 static SYNC_RUNS: AtomicUsize = AtomicUsize::new(0);
 /// Lets the blocking tool end (once its call has been answered).
 static RELEASE_BLOCKING: AtomicBool = AtomicBool::new(false);
-/// The cancellation token of the last `waits_forever` call.
-static LAST_TOKEN: Mutex<Option<CancellationToken>> = Mutex::new(None);
+/// The cancellation tokens of `waits_forever` calls, by caller (tests run at once, each as
+/// a caller of its own).
+static TOKENS: Mutex<Vec<(String, CancellationToken)>> = Mutex::new(Vec::new());
 
 /// Counts its runs and returns its tag.
 #[tool(permission = "user")]
@@ -37,7 +38,11 @@ fn blocks_until_released() -> String {
 /// Never finishes; keeps its cancellation token where the test can see it.
 #[tool(permission = "user", timeout = "3s")]
 async fn waits_forever(#[ctx] context: ToolContext) -> String {
-    *LAST_TOKEN.lock().unwrap() = Some(context.cancellation().clone());
+    let token = context.cancellation().clone();
+    TOKENS
+        .lock()
+        .unwrap()
+        .push((context.caller().id().to_owned(), token));
     std::future::pending::<()>().await;
     unreachable!()
 }
@@ -116,11 +121,13 @@ fn a_tool_still_working_on_a_runtime_without_timers_is_not_waited_for_without_it
 #[test]
 fn an_async_tool_still_working_without_timers_is_stopped_and_told_to_stop() {
     let registry = registry();
-    let caller = Caller::new("ann", "user");
+    let caller = Caller::new("ada", "user");
     let outcome = without_timers().block_on(registry.call(&caller, call("waits_forever")));
     let message = runtime_unavailable(&outcome);
     assert!(message.contains("time limit of 3s"), "{message}");
-    let token = LAST_TOKEN.lock().unwrap().take().expect("the tool ran");
+    let tokens = TOKENS.lock().unwrap();
+    let ada = tokens.iter().find(|(caller, _)| caller == "ada");
+    let (_, token) = ada.expect("the tool ran");
     assert!(token.is_cancelled(), "the tool's work was told to stop");
 }
 
