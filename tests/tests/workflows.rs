@@ -1,7 +1,8 @@
 //! Workflows: the news → tasks chain against a loopback search server; every step runs as
 //! the workflow's caller (a step of a tool it may not see fails as an unknown tool does, a
 //! step needing approval makes the workflow wait with its ticket); each failure mode; what is
-//! refused before registering; a workflow called by the agent loop and over HTTP.
+//! refused before registering; a workflow called by the agent loop and over HTTP; the same
+//! workflow from a tool file and from code.
 
 mod agent;
 
@@ -436,4 +437,53 @@ async fn the_agent_loop_and_http_call_a_workflow_like_any_tool() {
         .unwrap();
     assert_eq!(answer["ok"], true, "{answer}");
     assert_eq!(tasks.lock().unwrap().len(), 6);
+}
+
+/// The news → tasks workflow as a tool file: the same tool, the same steps, the same result
+/// as the one built in code.
+const NEWS_TO_TASKS_FILE: &str = r#"---
+name: news_to_tasks
+description: The tool news_to_tasks.
+permission: public
+parameters: {topic: string}
+workflow:
+  steps:
+    - {id: search, tool: web_search, arguments: {query: "${params.topic}"}}
+    - id: tasks
+      tool: create_task
+      for_each: "${steps.search.results}"
+      arguments: {title: "Follow up: ${item.title}"}
+---
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_workflow_from_a_tool_file_and_from_code_runs_alike() {
+    use toolgate_tools::file_tools::{FileTools, load_file, register_file_tool};
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("news_to_tasks.md");
+    std::fs::write(&path, NEWS_TO_TASKS_FILE).unwrap();
+    let (from_file, from_code) = (Arc::default(), Arc::default());
+    let file_registry = registry(Arc::clone(&from_file)).await;
+    let settings = FileTools::new(vec![folder.path().to_path_buf()]);
+    let loaded = load_file(&path, &settings).unwrap();
+    register_file_tool(&file_registry, loaded).unwrap();
+    let code_registry = registry(Arc::clone(&from_code)).await;
+    code_registry
+        .register(news_to_tasks().tool_for(&code_registry).unwrap())
+        .unwrap();
+
+    let shape = |registry: &Registry| {
+        let definition = registry.definition(&public(), "news_to_tasks").unwrap();
+        (
+            definition.permission.clone(),
+            definition.input_schema["required"].clone(),
+        )
+    };
+    assert_eq!(shape(&file_registry), shape(&code_registry));
+    let call = || ToolCall::new("n1", "news_to_tasks", json!({"topic": "Rust"}));
+    let file_result = file_registry.call(&public(), call()).await.result.unwrap();
+    let code_result = code_registry.call(&public(), call()).await.result.unwrap();
+    assert_eq!(file_result, code_result);
+    assert_eq!(*from_file.lock().unwrap(), *from_code.lock().unwrap());
+    assert_eq!(from_file.lock().unwrap().len(), 3);
 }
