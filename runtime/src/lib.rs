@@ -136,6 +136,9 @@ pub mod workflow;
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]
 pub use adapters::console;
+#[cfg(feature = "devices")]
+#[cfg_attr(docsrs, doc(cfg(feature = "devices")))]
+pub use adapters::devices;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub use adapters::http;

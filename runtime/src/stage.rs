@@ -289,4 +289,13 @@ pub trait ListingStage: Send + Sync + 'static {
 
     /// Whether `caller` must not see `tool`.
     fn hides(&self, caller: &Caller, tool: &ToolDefinition) -> bool;
+
+    /// Whether the stage takes tools out of lists only: a call to a tool it hides still
+    /// reaches the tool, whose own answer says why it cannot serve now (a tool out of
+    /// service for a while, such as one of a [device](crate::devices) that is offline). The
+    /// default is `false`: a hidden tool is answered as an unknown one. Only for tools the
+    /// caller's role may run anyway; it never widens what a role sees.
+    fn lists_only(&self) -> bool {
+        false
+    }
 }

@@ -3,6 +3,8 @@
 
 #[cfg(feature = "console")]
 pub mod console;
+#[cfg(feature = "devices")]
+pub mod devices;
 pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;

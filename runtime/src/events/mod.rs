@@ -177,6 +177,23 @@ pub enum EventKind {
         /// Its ceiling.
         limit: f64,
     },
+    /// A device connected to the hub ([`devices`](crate::devices)); the event's caller is
+    /// `device:<id>`.
+    DeviceOnline {
+        /// The device's id.
+        device: String,
+        /// The hub's names of the tools it offers.
+        tools: Vec<String>,
+    },
+    /// A device's link to the hub closed.
+    DeviceOffline {
+        /// The device's id.
+        device: String,
+        /// Why: `disconnected`, `replaced` (it connected again) or `revoked`.
+        reason: String,
+        /// The hub's names of the tools it offered.
+        tools: Vec<String>,
+    },
     /// An agent run stopped: finished, waiting for approval, or at a limit.
     RunFinished {
         /// The run's status (see [`RunStatus`](crate::agent::RunStatus)).

@@ -55,11 +55,11 @@ pub(crate) fn seen<'s>(
     (!hidden(config, caller, entry)).then_some(entry)
 }
 
-/// Whether a listing stage hides `entry`'s tool from `caller`.
+/// Whether a listing stage hides `entry`'s tool from `caller`'s calls.
 #[inline(always)]
 fn hidden(config: &Config, caller: &Caller, entry: &Entry) -> bool {
     let stages = &config.governance.stages;
-    stages.hide_tools() && stages.hides(caller, &entry.definition)
+    stages.hide_from_calls() && stages.hides_call(caller, &entry.definition)
 }
 
 /// What `caller` (of `rank`) sees: its role's tools, less those a listing stage hides.

@@ -612,6 +612,13 @@ impl Registry {
         self.inner.version.subscribe()
     }
 
+    /// Tells subscribers of [`changes`](Self::changes) that what callers see changed without
+    /// a tool being added or removed (a listing stage now hides other tools).
+    #[cfg(feature = "devices")]
+    pub(crate) fn announce_change(&self) {
+        self.inner.version.send_modify(|version| *version += 1);
+    }
+
     fn change(
         &self,
         edit: impl FnOnce(Vec<Arc<snapshot::Entry>>) -> (Vec<Arc<snapshot::Entry>>, Vec<Candidate>),

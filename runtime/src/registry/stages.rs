@@ -37,6 +37,8 @@ pub(crate) struct Stages {
     results: Vec<Box<dyn ResultStage>>,
     wrappers: Vec<Box<dyn CallWrapper>>,
     listings: Vec<Box<dyn ListingStage>>,
+    /// Whether a listing stage hides tools from calls too (not from lists only).
+    hides_from_calls: bool,
 }
 
 /// What the call stages decided about one call.
@@ -85,6 +87,7 @@ impl Stages {
     }
 
     pub(crate) fn add_listing(&mut self, stage: Box<dyn ListingStage>) {
+        self.hides_from_calls |= !stage.lists_only();
         self.listings.push(stage);
     }
 
@@ -112,13 +115,33 @@ impl Stages {
         !self.listings.is_empty()
     }
 
-    /// Whether a listing stage hides `tool` from `caller`. A stage that panics hides it: what
-    /// cannot be decided is not shown.
+    /// Whether a stage may hide a tool from a caller's calls.
+    #[inline]
+    pub(crate) fn hide_from_calls(&self) -> bool {
+        self.hides_from_calls
+    }
+
+    /// Whether a listing stage hides `tool` from `caller`'s lists. A stage that panics hides
+    /// it: what cannot be decided is not shown.
     #[inline(never)]
     pub(crate) fn hides(&self, caller: &Caller, tool: &ToolDefinition) -> bool {
-        self.listings.iter().any(|stage| {
-            contained("a listing stage", &tool.name, || stage.hides(caller, tool)).unwrap_or(true)
-        })
+        self.listings
+            .iter()
+            .any(|stage| Self::hidden_by(stage.as_ref(), caller, tool))
+    }
+
+    /// Whether a listing stage hides `tool` from `caller`'s calls (a stage hiding it from
+    /// lists only lets the call reach the tool).
+    #[inline(never)]
+    pub(crate) fn hides_call(&self, caller: &Caller, tool: &ToolDefinition) -> bool {
+        self.listings
+            .iter()
+            .filter(|stage| !stage.lists_only())
+            .any(|stage| Self::hidden_by(stage.as_ref(), caller, tool))
+    }
+
+    fn hidden_by(stage: &dyn ListingStage, caller: &Caller, tool: &ToolDefinition) -> bool {
+        contained("a listing stage", &tool.name, || stage.hides(caller, tool)).unwrap_or(true)
     }
 
     /// Walks the call stages over one call of `entry`'s tool, in order.

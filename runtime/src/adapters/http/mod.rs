@@ -54,7 +54,7 @@ mod caught;
 mod chat;
 mod errors;
 mod events;
-mod extract;
+pub(crate) mod extract;
 mod handlers;
 #[cfg(feature = "oidc")]
 mod identity;

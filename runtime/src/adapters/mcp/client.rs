@@ -428,7 +428,7 @@ impl Tool for ImportedTool {
 }
 
 /// A registry name: the prefix and the server's name, in the allowed alphabet and length.
-fn local_name(prefix: &str, remote: &str) -> String {
+pub(in crate::adapters) fn local_name(prefix: &str, remote: &str) -> String {
     let name: String = format!("{prefix}{remote}")
         .chars()
         .map(|c| {
@@ -442,7 +442,7 @@ fn local_name(prefix: &str, remote: &str) -> String {
     name.chars().take(64).collect()
 }
 
-fn definition_of(
+pub(in crate::adapters) fn definition_of(
     remote: &RemoteTool,
     prefix: &str,
     permission: &str,
@@ -494,7 +494,10 @@ fn definition_of(
 /// The server's answer as a tool result: errors as errors; for a tool with an output schema
 /// its structured content (or the text, parsed when it is JSON); otherwise the content
 /// blocks as they came, a block of a kind toolgate does not know described in text.
-fn result_of(result: CallToolResult, structured: bool) -> Result<Value, ToolError> {
+pub(in crate::adapters) fn result_of(
+    result: CallToolResult,
+    structured: bool,
+) -> Result<Value, ToolError> {
     let text: String = result
         .content
         .iter()

@@ -28,7 +28,7 @@
 //! [`McpImport`] goes the other way: it imports the tools of external MCP servers.
 
 mod call;
-mod client;
+pub(super) mod client;
 mod identity;
 mod input;
 mod list_changes;

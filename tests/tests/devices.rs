@@ -1,0 +1,625 @@
+//! Devices behind a home router: each keeps one outbound WebSocket to the hub, over which
+//! the hub routes its registry's calls as MCP. In one process, on loopback, with real
+//! WebSockets and the real MCP SDK on both ends: calls reach the right device only, what
+//! the hub did not accept is not offered, an offline device answers `device_offline` at
+//! once, a link that drops mid-call ends the call with an audited error, a revoked token is
+//! refused, risky calls wait for approval at the hub, and a device cannot reach the hub's
+//! tools. (`tests/tests/device_processes.rs` does the same with real processes.)
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use toolgate::devices::{Device, DeviceHub, DeviceLink, DeviceLinkError};
+use toolgate::events::EventKind;
+use toolgate::store::Stores;
+use toolgate::{Caller, ErrorCode, FnTool, Registry, ToolCall, ToolDefinition, ToolError};
+
+const LAPTOP_TOKEN: &str = "laptop-token-0123456789abcdef";
+const PI_TOKEN: &str = "pi-token-0123456789abcdef";
+
+fn schema_with_path() -> Value {
+    json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+}
+
+/// The device's own tools, in the sandbox `root`: `make_folder`, `delete_folder`,
+/// `slow` (waits 30 s), `format_disk` (which no hub accepts), `owner_only` (above the role
+/// the link serves) and `wipe_everything` (which says it only reads).
+fn device_registry(root: &Path, ran: &Arc<AtomicUsize>) -> Registry {
+    let registry = Registry::builder()
+        .roles(["guest", "member", "owner"])
+        .linked_tools(false)
+        .build()
+        .unwrap();
+    let folder_tool = |name: &str, make: bool| {
+        let (root, ran) = (root.to_owned(), Arc::clone(ran));
+        let definition = ToolDefinition::new(
+            name,
+            "A folder in the sandbox.",
+            "member",
+            schema_with_path(),
+        );
+        FnTool::new(definition, move |_, arguments| {
+            let (root, ran) = (root.clone(), Arc::clone(&ran));
+            async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+                let path = sandboxed(&root, arguments["path"].as_str().unwrap_or_default())?;
+                let done = if make {
+                    std::fs::create_dir_all(&path)
+                } else {
+                    std::fs::remove_dir(&path)
+                };
+                done.map_err(|error| ToolError::execution(error.to_string()))?;
+                Ok(json!({"done": path.strip_prefix(&root).unwrap().display().to_string()}))
+            }
+        })
+    };
+    registry.register(folder_tool("make_folder", true)).unwrap();
+    registry
+        .register(folder_tool("delete_folder", false))
+        .unwrap();
+    let object = json!({"type": "object"});
+    let slow = ToolDefinition::new("slow", "Takes its time.", "member", object.clone());
+    let ran_slow = Arc::clone(ran);
+    registry
+        .register(FnTool::new(slow, move |_, _| {
+            ran_slow.fetch_add(1, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(json!("late"))
+            }
+        }))
+        .unwrap();
+    let format = ToolDefinition::new("format_disk", "Formats the disk.", "member", object.clone());
+    registry
+        .register(FnTool::new(format, |_, _| async { Ok(json!("formatted")) }))
+        .unwrap();
+    let owner = ToolDefinition::new("owner_only", "For the owner.", "owner", object.clone());
+    registry
+        .register(FnTool::new(owner, |_, _| async { Ok(json!("owner")) }))
+        .unwrap();
+    let mut wipe = ToolDefinition::new("wipe_everything", "Only reads, it says.", "member", object);
+    wipe.hints.read_only = true;
+    registry
+        .register(FnTool::new(wipe, |_, _| async { Ok(json!("wiped")) }))
+        .unwrap();
+    registry
+}
+
+/// `path` under `root`, or an error for a path that leaves it.
+fn sandboxed(root: &Path, path: &str) -> Result<PathBuf, ToolError> {
+    let relative = Path::new(path.trim_start_matches('/'));
+    if relative
+        .components()
+        .any(|part| !matches!(part, std::path::Component::Normal(_)))
+    {
+        return Err(ToolError::new(ErrorCode::Denied, "outside the sandbox"));
+    }
+    Ok(root.join(relative))
+}
+
+fn laptop() -> Device {
+    Device::new("laptop")
+        .token(LAPTOP_TOKEN)
+        .permission("staff")
+        .accept([
+            "make_folder",
+            "delete_folder",
+            "slow",
+            "owner_only",
+            "wipe_everything",
+        ])
+        .approve(["delete_folder"])
+        .allow_values("path", ["Test*", "Projects/**"])
+}
+
+fn pi() -> Device {
+    Device::new("pi")
+        .token(PI_TOKEN)
+        .permission("admin")
+        .accept(["make_folder"])
+}
+
+struct Hub {
+    hub: DeviceHub,
+    registry: Registry,
+    base: String,
+    hub_tool_ran: Arc<AtomicUsize>,
+}
+
+/// A hub with its own tool `hub_secret` (admin), serving its routes on loopback; callers
+/// name themselves in `Authorization: Bearer <id>:<role>`.
+async fn hub(devices: Vec<Device>) -> Hub {
+    let hub = DeviceHub::new(devices).call_timeout(Duration::from_secs(20));
+    let stores = Stores::open("memory").await.unwrap();
+    let builder = Registry::builder()
+        .roles(["public", "staff", "admin"])
+        .linked_tools(false)
+        .stores(&stores);
+    let registry = hub.attach(builder).build().unwrap();
+    let hub_tool_ran = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::clone(&hub_tool_ran);
+    let secret = ToolDefinition::new(
+        "hub_secret",
+        "The hub's own.",
+        "admin",
+        json!({"type": "object"}),
+    );
+    registry
+        .register(FnTool::new(secret, move |_, _| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!("secret")) }
+        }))
+        .unwrap();
+    let auth = |parts: &axum::http::request::Parts| {
+        let header = parts
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        let (id, role) = header
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .and_then(|value| value.split_once(':'))
+            .ok_or_else(|| toolgate::http::AuthError::unauthenticated("no caller"))?;
+        Ok(Caller::new(id, role))
+    };
+    let gate = auth;
+    let app = hub
+        .router(registry.clone(), auth)
+        .unwrap()
+        .merge(toolgate::http::router(
+            registry.clone(),
+            gate,
+            Default::default(),
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Hub {
+        hub,
+        registry,
+        base,
+        hub_tool_ran,
+    }
+}
+
+/// A device's link, serving its registry as a `member`.
+fn link(base: &str, token: &str, registry: &Registry) -> JoinHandle<DeviceLinkError> {
+    let link = DeviceLink::new(base, token, registry.clone(), Caller::new("hub", "member"))
+        .backoff(Duration::from_millis(50), Duration::from_millis(200));
+    tokio::spawn(link.run())
+}
+
+async fn until_online(hub: &DeviceHub, id: &str, online: bool) {
+    let start = Instant::now();
+    while hub.devices().iter().find(|d| d.id == id).unwrap().online != online {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{id} never became online={online}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn staff() -> Caller {
+    Caller::new("ada", "staff")
+}
+
+fn admin() -> Caller {
+    Caller::new("root", "admin")
+}
+
+async fn call(
+    registry: &Registry,
+    caller: &Caller,
+    tool: &str,
+    arguments: Value,
+) -> Result<Value, ToolError> {
+    registry
+        .call(caller, ToolCall::new("c1", tool, arguments.to_string()))
+        .await
+        .result
+}
+
+fn names(registry: &Registry, caller: &Caller) -> Vec<String> {
+    registry
+        .visible_to(caller)
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_reach_the_device_they_name_and_only_the_accepted_tools_are_offered() {
+    let hub = hub(vec![laptop(), pi()]).await;
+    let (laptop_root, pi_root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ran = Arc::new(AtomicUsize::new(0));
+    let _laptop = link(
+        &hub.base,
+        LAPTOP_TOKEN,
+        &device_registry(laptop_root.path(), &ran),
+    );
+    let _pi = link(&hub.base, PI_TOKEN, &device_registry(pi_root.path(), &ran));
+    until_online(&hub.hub, "laptop", true).await;
+    until_online(&hub.hub, "pi", true).await;
+
+    let done = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test"}),
+    )
+    .await;
+    assert_eq!(done.unwrap(), json!({"done": "Test"}));
+    assert!(laptop_root.path().join("Test").is_dir());
+    assert!(
+        !pi_root.path().join("Test").exists(),
+        "only the named device acts"
+    );
+
+    // Staff sees the laptop's accepted tools; the pi's need admin; nobody gets `format_disk`.
+    let seen = names(&hub.registry, &staff());
+    assert!(seen.contains(&"laptop__make_folder".to_owned()), "{seen:?}");
+    assert!(
+        !seen.iter().any(|name| name.starts_with("pi__")),
+        "{seen:?}"
+    );
+    assert!(
+        !names(&hub.registry, &admin())
+            .iter()
+            .any(|name| name.contains("format_disk"))
+    );
+    let unknown = call(&hub.registry, &admin(), "laptop__format_disk", json!({})).await;
+    assert_eq!(unknown.unwrap_err().code, ErrorCode::UnknownTool);
+    let hidden = call(
+        &hub.registry,
+        &staff(),
+        "pi__make_folder",
+        json!({"path": "Test"}),
+    )
+    .await;
+    assert_eq!(
+        hidden.unwrap_err().code,
+        ErrorCode::UnknownTool,
+        "above the caller's role"
+    );
+    assert!(names(&hub.registry, &Caller::new("p", "public")).is_empty());
+
+    // The device checks again: its own registry keeps `owner_only` from the role it serves.
+    let refused = call(&hub.registry, &staff(), "laptop__owner_only", json!({})).await;
+    let refused = refused.unwrap_err();
+    assert!(refused.message.contains("owner_only"), "{refused:?}");
+
+    // The audit record names the device's tool.
+    let history = hub.registry.history("ada", 10).await.unwrap();
+    assert!(
+        history
+            .iter()
+            .any(|r| r.tool == "laptop__make_folder" && r.outcome == "ok"),
+        "{history:?}"
+    );
+    let statuses = hub.hub.devices();
+    assert!(
+        statuses
+            .iter()
+            .all(|d| d.online && d.last_seen_ms.is_some()),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announces() {
+    let hub = hub(vec![laptop()]).await;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("Test")).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let _laptop = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    until_online(&hub.hub, "laptop", true).await;
+
+    // Named for approval: waits at the hub, runs on the device once approved.
+    let waiting = call(
+        &hub.registry,
+        &staff(),
+        "laptop__delete_folder",
+        json!({"path": "Test"}),
+    )
+    .await;
+    let error = waiting.unwrap_err();
+    assert_eq!(error.code, ErrorCode::ApprovalRequired, "{error:?}");
+    assert!(
+        root.path().join("Test").is_dir(),
+        "nothing ran before the approval"
+    );
+    let ticket = error.details.unwrap()["ticket"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let approved = hub.registry.approve(&ticket, &admin()).await.unwrap();
+    assert_eq!(approved.result.unwrap(), json!({"done": "Test"}));
+    assert!(!root.path().join("Test").exists());
+
+    // It says it only reads; the hub did not vouch for that: it is not taken as read-only,
+    // nor as low risk (rules and policies keyed on either do not loosen for it).
+    let definition = hub
+        .registry
+        .definition(&staff(), "laptop__wipe_everything")
+        .unwrap();
+    assert!(!definition.hints.read_only, "{definition:?}");
+    assert_eq!(definition.risk, toolgate::Risk::Medium);
+    let made = hub
+        .registry
+        .definition(&staff(), "laptop__make_folder")
+        .unwrap();
+    assert_eq!(made.permission, "staff");
+    assert_eq!(made.group.as_deref(), Some("device:laptop"));
+
+    // Values the hub does not allow are refused before the device hears of them.
+    let before = ran.load(Ordering::SeqCst);
+    for path in [
+        "../../etc",
+        "Test/../../outside",
+        "Private",
+        "Projects/../../x",
+    ] {
+        let refused = call(
+            &hub.registry,
+            &staff(),
+            "laptop__make_folder",
+            json!({"path": path}),
+        )
+        .await;
+        let refused = refused.unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Denied, "{path}: {refused:?}");
+        assert!(
+            refused.message.contains("does not allow `path`"),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), before);
+    let made = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Projects/a/b"}),
+    )
+    .await;
+    assert!(made.is_ok(), "{made:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_device_answers_at_once_and_a_dropped_link_ends_its_call_audited() {
+    let hub = hub(vec![laptop()]).await;
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let device = device_registry(root.path(), &ran);
+    let mut events = hub.registry.events();
+    let first = link(&hub.base, LAPTOP_TOKEN, &device);
+    until_online(&hub.hub, "laptop", true).await;
+
+    // A call in flight when the link drops ends with a clear error, and is audited.
+    let registry = hub.registry.clone();
+    let slow =
+        tokio::spawn(async move { call(&registry, &staff(), "laptop__slow", json!({})).await });
+    let start = Instant::now();
+    while ran.load(Ordering::SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the slow call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    first.abort();
+    let dropped = slow.await.unwrap().unwrap_err();
+    // Stopping the link's task here stops the device's server too, which may still cancel
+    // the call and say so; a killed device process cannot (`device_processes.rs`).
+    let said_cancelled = dropped.message.contains("answered `cancelled`");
+    assert!(
+        dropped.code.as_str() == "device_disconnected" || said_cancelled,
+        "{dropped:?}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    until_online(&hub.hub, "laptop", false).await;
+    let history = hub.registry.history("ada", 5).await.unwrap();
+    assert!(
+        history
+            .iter()
+            .any(|r| r.tool == "laptop__slow" && r.outcome != "ok"),
+        "{history:?}"
+    );
+
+    // Offline: out of the lists, and a call fails at once.
+    assert!(
+        !names(&hub.registry, &staff())
+            .iter()
+            .any(|n| n.starts_with("laptop__"))
+    );
+    let started = Instant::now();
+    let offline = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test"}),
+    )
+    .await;
+    assert_eq!(offline.unwrap_err().code.as_str(), "device_offline");
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    // Back again: listed and working.
+    let _second = link(&hub.base, LAPTOP_TOKEN, &device);
+    until_online(&hub.hub, "laptop", true).await;
+    assert!(names(&hub.registry, &staff()).contains(&"laptop__make_folder".to_owned()));
+    let made = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test2"}),
+    )
+    .await;
+    assert!(made.is_ok(), "{made:?}");
+
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        match &event.kind {
+            EventKind::DeviceOnline { device, .. } => seen.push(format!("online {device}")),
+            EventKind::DeviceOffline { device, reason, .. } => {
+                seen.push(format!("offline {device} {reason}"))
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "online laptop",
+            "offline laptop disconnected",
+            "online laptop"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_closes_the_link_and_is_refused_at_the_next_connect() {
+    let hub = hub(vec![laptop()]).await;
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let running = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    until_online(&hub.hub, "laptop", true).await;
+
+    // Over HTTP, by the highest role only.
+    let client = reqwest::Client::new();
+    let revoke = |who: &'static str| {
+        client
+            .post(format!("{}/devices/laptop/revoke", hub.base))
+            .header("authorization", format!("Bearer {who}"))
+            .send()
+    };
+    assert_eq!(revoke("ada:staff").await.unwrap().status(), 403);
+    assert_eq!(
+        revoke("bob:public").await.unwrap().status(),
+        404,
+        "a device the caller may not use is unknown"
+    );
+    assert_eq!(revoke("root:admin").await.unwrap().status(), 200);
+
+    let stopped = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stopped.message.contains("refused"), "{stopped}");
+    let status = hub.hub.devices().remove(0);
+    assert!(status.revoked && !status.online, "{status:?}");
+    let offline = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test"}),
+    )
+    .await;
+    assert_eq!(offline.unwrap_err().code.as_str(), "device_offline");
+
+    // A wrong token, and none at all, are refused too.
+    let wrong = DeviceLink::new(
+        &hub.base,
+        "guessed",
+        Registry::builder().roles(["r"]).build().unwrap(),
+        Caller::new("h", "r"),
+    );
+    assert!(wrong.run().await.message.contains("401"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_cannot_reach_the_hubs_tools() {
+    let hub = hub(vec![laptop()]).await;
+
+    // Its token opens its link, not the hub's API.
+    let client = reqwest::Client::new();
+    let api = client
+        .get(format!("{}/tools", hub.base))
+        .header("authorization", format!("Bearer {LAPTOP_TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 401);
+
+    // Over its link, a device that asks the hub to run a tool is refused, and the link
+    // serves on.
+    let url = format!("{}/devices/connect", hub.base.replace("http://", "ws://"));
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+            .unwrap();
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {LAPTOP_TOKEN}").parse().unwrap(),
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let initialize = next_request(&mut socket, "initialize").await;
+    let info = json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "rogue", "version": "1"}});
+    send(
+        &mut socket,
+        json!({"jsonrpc": "2.0", "id": initialize["id"], "result": info}),
+    )
+    .await;
+    let list = next_request(&mut socket, "tools/list").await;
+    send(
+        &mut socket,
+        json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": []}}),
+    )
+    .await;
+    for method in ["tools/call", "tools/list"] {
+        let ask = json!({"jsonrpc": "2.0", "id": 99, "method": method, "params": {"name": "hub_secret", "arguments": {}}});
+        send(&mut socket, ask).await;
+    }
+    until_online(&hub.hub, "laptop", true).await;
+    let answer = tokio::time::timeout(Duration::from_secs(2), socket.next()).await;
+    if let Ok(Some(Ok(frame))) = answer {
+        let text = frame.into_text().unwrap();
+        assert!(
+            !text.contains("secret") && !text.contains("hub_secret"),
+            "{text}"
+        );
+    }
+    assert_eq!(hub.hub_tool_ran.load(Ordering::SeqCst), 0);
+}
+
+async fn next_request<S>(socket: &mut S, method: &str) -> Value
+where
+    S: futures::Stream<
+            Item = Result<
+                tokio_tungstenite::tungstenite::Message,
+                tokio_tungstenite::tungstenite::Error,
+            >,
+        > + Unpin,
+{
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let Ok(text) = frame.into_text() else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if message["method"] == method {
+            return message;
+        }
+    }
+}
+
+async fn send<S>(socket: &mut S, message: Value)
+where
+    S: futures::Sink<tokio_tungstenite::tungstenite::Message> + Unpin,
+    S::Error: std::fmt::Debug,
+{
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::Text(
+            message.to_string().into(),
+        ))
+        .await
+        .unwrap();
+}
