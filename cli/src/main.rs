@@ -8,6 +8,7 @@ mod authoring;
 mod call;
 mod chat;
 mod config;
+mod devices;
 mod failure;
 mod import;
 mod init;
@@ -78,6 +79,12 @@ enum Command {
     Install(install::InstallArgs),
     /// What the tools were used for: calls, errors, durations, approvals, unused tools.
     Stats(stats::StatsArgs),
+    /// Offer this machine's tools to a hub over one outbound link (works behind a home
+    /// router): `toolgate device --hub https://hub.example.com --token-env DEVICE_TOKEN`.
+    Device(devices::DeviceArgs),
+    /// A hub's devices: list them, revoke one, make a token.
+    #[command(subcommand)]
+    Devices(devices::DevicesCommand),
 }
 
 #[derive(Subcommand)]
@@ -127,5 +134,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Chat(args) => chat::run(&config, args).await,
         Command::Install(args) => install::run(&config, args),
         Command::Stats(args) => stats::run(&config, args).await,
+        Command::Device(args) => devices::link(&config, args).await,
+        Command::Devices(command) => devices::run(command).await,
     }
 }

@@ -70,8 +70,15 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
         .as_ref()
         .map(|identity| identity.metadata_router())
         .unwrap_or_default();
+    let published = published.merge(devices(&config, &built, gate.clone())?);
     match command {
         ServeCommand::Mcp(args) if args.stdio => {
+            if built.devices.is_some() {
+                eprintln!(
+                    "{} devices connect to `serve http` or `serve mcp --http`, not over stdio",
+                    crate::output::warn("devices:")
+                );
+            }
             let lowest = setup::lowest_role(&built);
             let caller = args.acting.caller(&built, &lowest)?;
             toolgate::mcp::serve_stdio(built.registry.clone(), caller)
@@ -121,6 +128,20 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
     Ok(ExitCode::SUCCESS)
 }
 
+/// The routes of the configured devices (`[devices.ID]`): their links, `GET /devices`
+/// and revocation; none without devices.
+fn devices(
+    config: &crate::config::Config,
+    built: &Built,
+    gate: Gate,
+) -> Result<axum::Router, Failure> {
+    let Some(hub) = &built.devices else {
+        return Ok(axum::Router::new());
+    };
+    hub.router(built.registry.clone(), gate)
+        .map_err(|error| Failure::usage(format!("{}: {error}", config.path().display())))
+}
+
 /// Watches the tool folders; a folder that cannot be watched is reported and serving goes on.
 fn watch(built: &Built) -> Option<Watching> {
     let registered = toolgate_tools::file_tools::Registered {
@@ -165,7 +186,7 @@ async fn listen(listener: tokio::net::TcpListener, app: axum::Router) -> Result<
 
 /// Logs on stderr (stdout may be the MCP channel), `RUST_LOG` to choose; dependencies that
 /// would log raw requests (secrets included) are held back whatever it says.
-fn init_logging() {
+pub fn init_logging() {
     let asked = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,toolgate_tools=info".into());
     let filter = tracing_subscriber::EnvFilter::new(toolgate::logging::keeping_secrets(&asked));
     let _ = tracing_subscriber::fmt()

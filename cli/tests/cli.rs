@@ -20,6 +20,8 @@ mod config_effects;
 mod config_errors;
 #[path = "cli/console.rs"]
 mod console;
+#[path = "cli/devices.rs"]
+mod devices;
 #[path = "cli/http_tools.rs"]
 mod http_tools;
 #[path = "cli/install.rs"]

@@ -31,6 +31,8 @@ pub struct Built {
     pub imports: Vec<ImportStatus>,
     /// Where spans and metrics go (`[telemetry]`), to send what is left at exit.
     pub telemetry: Option<toolgate::telemetry::Telemetry>,
+    /// The devices that connect to this hub (`[devices.ID]`), if any.
+    pub devices: Option<toolgate::devices::DeviceHub>,
 }
 
 /// One configured MCP server: connected (with how many tools) or why not.
@@ -96,6 +98,10 @@ impl Config {
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
+        let devices = self.device_hub()?;
+        if let Some(hub) = &devices {
+            builder = hub.attach(builder);
+        }
         let registry = builder
             .build()
             .map_err(|error| self.build_problem(&error))?;
@@ -138,6 +144,7 @@ impl Config {
             file_problems,
             imports,
             telemetry,
+            devices,
         })
     }
 
@@ -202,6 +209,12 @@ impl Config {
         named.extend(ready.search.iter().map(|search| &search.permission));
         named.extend(ready.skills.iter().map(|skills| &skills.permission));
         named.extend(self.file.mcp.iter().map(|server| &server.permission));
+        named.extend(
+            self.file
+                .devices
+                .values()
+                .map(|device| &device.get_ref().permission),
+        );
         named.extend(self.auth_roles());
         match named
             .into_iter()

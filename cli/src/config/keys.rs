@@ -86,6 +86,10 @@ pub struct ConfigFile {
     pub providers: Vec<Spanned<String>>,
     /// The model `toolgate chat` talks to.
     pub model: Option<ModelKey>,
+    /// Devices that connect to this hub (`toolgate device --hub`) and offer their tools,
+    /// by id.
+    #[serde(default)]
+    pub devices: BTreeMap<String, Spanned<DeviceKey>>,
     /// OpenTelemetry: spans and metrics sent over OTLP.
     pub telemetry: Option<Spanned<TelemetryKey>>,
 }
@@ -457,6 +461,29 @@ pub struct TasksKey {
     pub permission: Spanned<String>,
     /// The task database, relative to this file (default: the user's data folder).
     pub database: Option<PathBuf>,
+}
+
+/// `[devices.ID]`: one device the hub accepts, and what of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceKey {
+    /// The environment variable holding the device's token...
+    pub token_env: Option<Spanned<String>>,
+    /// ...or the SHA-256 of the token, in hex (so the token itself is on the device only).
+    pub token_sha256: Option<Spanned<String>>,
+    /// The lowest role that may use the device's tools.
+    pub permission: Spanned<String>,
+    /// The device's tools the hub offers (by the device's names), as `ID__TOOL`.
+    pub tools: Spanned<Vec<String>>,
+    /// Of those, the ones whose every call a person approves first.
+    #[serde(default)]
+    pub approve: Vec<String>,
+    /// Of those, the ones the hub vouches only read.
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    /// The values an argument may take, by argument name: `{path = ["/home/ada/**"]}`.
+    #[serde(default)]
+    pub allow: BTreeMap<String, Vec<String>>,
 }
 
 /// `[[mcp]]`: one server to import tools from.

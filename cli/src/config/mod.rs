@@ -35,6 +35,7 @@ mod auth;
 mod budgets;
 mod build;
 mod callers;
+mod devices;
 mod governance;
 mod imports;
 pub mod keys;

@@ -155,8 +155,19 @@ impl Device {
         self
     }
 
-    /// What is wrong with the device's settings, if anything.
-    pub(super) fn problem(&self, roles: &crate::Roles) -> Option<String> {
+    /// Checks the settings that do not depend on the registry: the id, the token, the
+    /// patterns, and that the tools named for approval or as read-only are accepted. (The
+    /// permission is checked against the roles when the hub's routes are made.)
+    pub fn check(&self) -> Result<(), String> {
+        match self.problem(None) {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// What is wrong with the device's settings, if anything (its permission too, given the
+    /// roles).
+    pub(super) fn problem(&self, roles: Option<&crate::Roles>) -> Option<String> {
         let valid_id = !self.id.is_empty()
             && self.id.len() <= 32
             && self
@@ -172,7 +183,9 @@ impl Device {
         if self.token.is_none() {
             return Some("it has no token: give `.token(..)` or `.token_sha256(..)`".into());
         }
-        if roles.rank(&self.permission).is_none() {
+        if let Some(roles) = roles
+            && roles.rank(&self.permission).is_none()
+        {
             return Some(format!(
                 "its permission `{}` is not one of the roles {:?}",
                 self.permission,

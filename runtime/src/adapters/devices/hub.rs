@@ -187,7 +187,7 @@ impl DeviceHub {
             .slots
             .values()
             .filter_map(|slot| {
-                let problem = slot.rules.problem(roles)?;
+                let problem = slot.rules.problem(Some(roles))?;
                 Some(format!("device `{}`: {problem}", slot.rules.id))
             })
             .collect()
