@@ -137,8 +137,12 @@ impl DeviceLink {
             Err(ended) => return ended,
         };
         tracing::info!(hub = self.hub, "device link open");
-        let transport =
-            frames::transport::<RoleServer, _, _, _>("device", socket, (text_of, frame_of), || {});
+        let transport = frames::transport::<RoleServer, _, _, _>(
+            ("device", socket),
+            (text_of, frame_of),
+            |_| true,
+            || {},
+        );
         let server = McpServer::for_caller(self.registry.clone(), self.caller.clone());
         let service = match server.serve(transport).await {
             Ok(service) => service,

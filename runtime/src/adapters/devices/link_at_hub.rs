@@ -31,8 +31,13 @@ pub(super) async fn hold(hub: DeviceHub, registry: Registry, slot: Arc<Slot>, so
         let last_frame = Arc::clone(&last_frame);
         move || last_frame.store(now_millis(), Ordering::Relaxed)
     };
-    let transport =
-        frames::transport::<RoleClient, _, _, _>("hub", socket, (text_of, frame_of), heard);
+    let transport = frames::transport::<RoleClient, _, _, _>(
+        ("hub", socket),
+        (text_of, frame_of),
+        // A device may ping the hub; it asks nothing else of it.
+        |method| method == "ping",
+        heard,
+    );
     let started = tokio::time::timeout(HANDSHAKE, async {
         let service = ().serve(transport).await.map_err(|error| error.to_string())?;
         let tools = service.peer().list_all_tools().await;
