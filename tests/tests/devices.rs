@@ -134,12 +134,20 @@ struct Hub {
 /// A hub with its own tool `hub_secret` (admin), serving its routes on loopback; callers
 /// name themselves in `Authorization: Bearer <id>:<role>`.
 async fn hub(devices: Vec<Device>) -> Hub {
+    hub_with(devices, None).await
+}
+
+/// [`hub`], with Cedar rules.
+async fn hub_with(devices: Vec<Device>, rules: Option<toolgate::cedar::CedarPolicies>) -> Hub {
     let hub = DeviceHub::new(devices).call_timeout(Duration::from_secs(20));
     let stores = Stores::open("memory").await.unwrap();
-    let builder = Registry::builder()
+    let mut builder = Registry::builder()
         .roles(["public", "staff", "admin"])
         .linked_tools(false)
         .stores(&stores);
+    if let Some(rules) = rules {
+        builder = builder.cedar(rules);
+    }
     let registry = hub.attach(builder).build().unwrap();
     let hub_tool_ran = Arc::new(AtomicUsize::new(0));
     let ran = Arc::clone(&hub_tool_ran);
@@ -644,4 +652,113 @@ where
         ))
         .await
         .unwrap();
+}
+
+#[derive(Clone)]
+struct Listener(Arc<tokio::sync::Notify>);
+
+impl rmcp::ClientHandler for Listener {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.notify_one();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_clients_of_the_hub_hear_of_devices_coming_and_going() {
+    let hub = hub(vec![laptop()]).await;
+    let server = toolgate::mcp::McpServer::for_caller(hub.registry.clone(), staff());
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let client = toolgate_tests::connect_in_memory(server, Listener(Arc::clone(&changed))).await;
+    let listed = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.iter().map(|tool| tool.name.to_string()).collect()
+    };
+    assert!(listed(client.peer().list_all_tools().await.unwrap()).is_empty());
+
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let running = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    let heard = tokio::time::timeout(Duration::from_secs(10), changed.notified());
+    heard.await.expect("list_changed when the device connects");
+    until_online(&hub.hub, "laptop", true).await;
+    let tools = listed(client.peer().list_all_tools().await.unwrap());
+    assert!(
+        tools.contains(&"laptop__make_folder".to_owned()),
+        "{tools:?}"
+    );
+
+    running.abort();
+    let heard = tokio::time::timeout(Duration::from_secs(10), changed.notified());
+    heard.await.expect("list_changed when the device leaves");
+    until_online(&hub.hub, "laptop", false).await;
+    let tools = listed(client.peer().list_all_tools().await.unwrap());
+    assert!(tools.is_empty(), "{tools:?}");
+}
+
+/// Cedar rules decide device tools like any other: by the device (`resource.group`) and by
+/// the typed arguments of a device's tool, compiled once the device has connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cedar_rules_read_the_device_and_the_typed_arguments() {
+    let rules = toolgate::cedar::CedarPolicies::new()
+        .text(
+            "devices.cedar",
+            r#"
+@id("mallory never uses the laptop")
+@reason("mallory may not use the laptop")
+forbid (principal == Caller::"mallory", action in [Action::"see", Action::"call"], resource)
+when { resource has group && resource.group == "device:laptop" };
+
+@id("private folders are approved")
+@approval("a private folder on the laptop is approved by an admin")
+permit (principal, action == Action::"call:laptop__make_folder", resource)
+when { context.arguments.path like "Test-private*" };
+"#,
+        )
+        .tools_registered_later();
+    let hub = hub_with(vec![laptop()], Some(rules)).await;
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let _laptop = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    until_online(&hub.hub, "laptop", true).await;
+    assert!(
+        hub.registry.rule_problems().is_empty(),
+        "{:?}",
+        hub.registry.rule_problems()
+    );
+
+    let made = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test-open"}),
+    )
+    .await;
+    assert!(made.is_ok(), "{made:?}");
+    let private = call(
+        &hub.registry,
+        &staff(),
+        "laptop__make_folder",
+        json!({"path": "Test-private"}),
+    )
+    .await;
+    assert_eq!(private.unwrap_err().code, ErrorCode::ApprovalRequired);
+    assert!(!root.path().join("Test-private").exists());
+
+    let mallory = Caller::new("mallory", "staff");
+    assert!(
+        !names(&hub.registry, &mallory)
+            .iter()
+            .any(|name| name.starts_with("laptop__"))
+    );
+    let refused = call(
+        &hub.registry,
+        &mallory,
+        "laptop__make_folder",
+        json!({"path": "Test-m"}),
+    )
+    .await;
+    assert_eq!(refused.unwrap_err().code, ErrorCode::UnknownTool);
+    assert!(!root.path().join("Test-m").exists());
 }

@@ -1,6 +1,8 @@
 //! `[devices.ID]`: the devices this hub accepts, made into a `DeviceHub` whose settings are
 //! checked here, each problem at its device's line.
 
+use std::ops::Range;
+
 use toolgate::devices::{Device, DeviceHub};
 
 use super::Config;
@@ -15,31 +17,42 @@ impl Config {
         }
         let mut devices = Vec::new();
         for (id, key) in &self.file.devices {
-            let device = self.device(id, key.get_ref()).map_err(|message| {
-                self.problem_at(key.span(), format!("[devices.{id}]: {message}"))
-            })?;
+            let at = |span: std::ops::Range<usize>, message: String| {
+                self.problem_at(span, format!("[devices.{id}]: {message}"))
+            };
+            let device = self
+                .device(id, key.get_ref())
+                .map_err(|(span, message)| at(span.unwrap_or_else(|| key.span()), message))?;
             devices.push(device);
         }
         Ok(Some(DeviceHub::new(devices)))
     }
 
-    fn device(&self, id: &str, key: &DeviceKey) -> Result<Device, String> {
+    /// The device `id` of `key`, or what is wrong and where (the key's value, else the
+    /// device's table).
+    fn device(&self, id: &str, key: &DeviceKey) -> Result<Device, (Option<Range<usize>>, String)> {
         let mut device = Device::new(id);
         device = match (&key.token_env, &key.token_sha256) {
             (Some(variable), None) => {
-                let variable = variable.get_ref();
-                let token = std::env::var(variable)
-                    .ok()
-                    .filter(|token| !token.is_empty())
-                    .ok_or_else(|| format!("the environment variable `{variable}` (the device's token) is not set"))?;
+                let name = variable.get_ref();
+                let token = std::env::var(name).ok().filter(|token| !token.is_empty());
+                let token = token.ok_or_else(|| {
+                    let message = format!("the environment variable `{name}` (the device's token) is not set");
+                    (Some(variable.span()), message)
+                })?;
                 device.token(token)
             }
-            (None, Some(digest)) => device.token_sha256(digest.get_ref()),
-            _ => return Err("give the device's token as `token_env = \"VARIABLE\"` or `token_sha256 = \"<hex>\"` (one of the two)".into()),
+            (None, Some(digest)) => {
+                let device = device.token_sha256(digest.get_ref());
+                device.check().map_err(|message| (Some(digest.span()), message))?;
+                device
+            }
+            _ => return Err((None, "give the device's token as `token_env = \"VARIABLE\"` or `token_sha256 = \"<hex>\"` (one of the two)".into())),
         };
         let accepted = key.tools.get_ref();
         if accepted.is_empty() {
-            return Err("`tools` names at least one of the device's tools".into());
+            let message = "`tools` names at least one of the device's tools".to_owned();
+            return Err((Some(key.tools.span()), message));
         }
         device = device
             .permission(key.permission.get_ref())
@@ -49,6 +62,9 @@ impl Config {
         for (argument, patterns) in &key.allow {
             device = device.allow_values(argument, patterns.iter().cloned());
         }
-        device.check().map(|()| device)
+        device
+            .check()
+            .map(|()| device)
+            .map_err(|message| (None, message))
     }
 }

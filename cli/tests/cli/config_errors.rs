@@ -172,3 +172,49 @@ fn budget_mistakes_name_their_line_and_the_fix() {
         "add `price = {input = 0.15, output = 0.60}`",
     );
 }
+
+#[test]
+fn device_mistakes_name_their_line() {
+    let roles = "roles = [\"public\", \"staff\"]\n";
+    let device = |keys: &str| format!("{roles}\n[devices.laptop]\n{keys}");
+    let digest = format!("token_sha256 = \"{}\"\n", "ab".repeat(32));
+    refused(
+        &device(&format!("{digest}permission = \"boss\"\ntools = [\"a\"]\n")),
+        5,
+        "\"boss\" is not a role",
+    );
+    refused(
+        &device("permission = \"staff\"\ntools = [\"a\"]\n"),
+        3,
+        "give the device's token as `token_env",
+    );
+    refused(
+        &device("token_sha256 = \"abc\"\npermission = \"staff\"\ntools = [\"a\"]\n"),
+        4,
+        "must be 64 hex digits",
+    );
+    refused(
+        &device("token_env = \"NO_SUCH_DEVICE_TOKEN\"\npermission = \"staff\"\ntools = [\"a\"]\n"),
+        4,
+        "`NO_SUCH_DEVICE_TOKEN` (the device's token) is not set",
+    );
+    refused(
+        &device(&format!(
+            "{digest}permission = \"staff\"\ntools = [\"a\"]\napprove = [\"b\"]\n"
+        )),
+        3,
+        "`b` needs approval but is not one of the device's accepted tools",
+    );
+    refused(
+        &device(&format!("{digest}permission = \"staff\"\ntool = [\"a\"]\n")),
+        6,
+        "unknown field `tool`",
+    );
+    refused(
+        &device(&format!(
+            "{digest}permission = \"staff\"\ntools = [\"a\"]\nallow = {{path = [\"[\"]}}\n"
+        )),
+        3,
+        "the pattern `[` for `path`",
+    );
+}

@@ -199,7 +199,7 @@ impl Device {
         for (what, list) in lists {
             if let Some(tool) = list.iter().find(|tool| !self.accept.contains(tool)) {
                 return Some(format!(
-                    "`{tool}` {what} but is not accepted: add it to `accept` too"
+                    "`{tool}` {what} but is not one of the device's accepted tools; accept it too"
                 ));
             }
         }
