@@ -188,7 +188,7 @@ impl DeviceLink {
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_FRAME))
             .max_frame_size(Some(MAX_FRAME));
-        match tokio_tungstenite::connect_async_with_config(request, Some(config), false).await {
+        match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
             Ok((socket, _)) => Ok(socket),
             Err(WsError::Http(response)) if response.status().is_client_error() => {
                 let body = response
