@@ -2,7 +2,8 @@
 //! a dependency may log whole protocol messages. rmcp writes every MCP request and
 //! response it handles (`received request`, `response message`) with its `Debug` at DEBUG
 //! and TRACE, and some unexpected messages at WARN: with verbose logging on, a secret sent
-//! over MCP would be written in clear.
+//! over MCP would be written in clear. `tungstenite` writes a WebSocket handshake's request,
+//! a device's token with it, at TRACE.
 //!
 //! [`keeping_secrets`] turns a filter (as given to `tracing_subscriber::EnvFilter`, or in
 //! `RUST_LOG`) into one that holds those dependencies to levels at which they write no
@@ -11,7 +12,7 @@
 //!
 //! ```
 //! let filter = toolgate::logging::keeping_secrets("trace,rmcp=trace");
-//! assert_eq!(filter, "trace,rmcp=warn,rmcp::service::client=error");
+//! assert_eq!(filter, "trace,rmcp=warn,rmcp::service::client=error,tungstenite=info,tokio_tungstenite=info");
 //! // tracing_subscriber::fmt().with_env_filter(EnvFilter::new(filter)).init();
 //! ```
 //!
@@ -20,7 +21,8 @@
 
 /// Directives (`target=level`) holding dependencies that log raw protocol messages to
 /// levels at which they do not.
-pub const QUIET_DEPENDENCIES: &str = "rmcp=warn,rmcp::service::client=error";
+pub const QUIET_DEPENDENCIES: &str =
+    "rmcp=warn,rmcp::service::client=error,tungstenite=info,tokio_tungstenite=info";
 
 /// `filter` (comma-separated `EnvFilter` directives) with its directives for the targets
 /// of [`QUIET_DEPENDENCIES`] (and their sub-targets) replaced by those: verbose logging
@@ -59,15 +61,15 @@ mod tests {
     fn other_directives_stay_and_the_dependencies_are_held() {
         assert_eq!(
             keeping_secrets("debug"),
-            "debug,rmcp=warn,rmcp::service::client=error"
+            "debug,rmcp=warn,rmcp::service::client=error,tungstenite=info,tokio_tungstenite=info"
         );
         assert_eq!(
             keeping_secrets("warn, toolgate=trace ,rmcp::service=trace,rmcp[req]=debug,"),
-            "warn,toolgate=trace,rmcp=warn,rmcp::service::client=error"
+            "warn,toolgate=trace,rmcp=warn,rmcp::service::client=error,tungstenite=info,tokio_tungstenite=info"
         );
         assert_eq!(
             keeping_secrets("rmcpx=debug"),
-            "rmcpx=debug,rmcp=warn,rmcp::service::client=error"
+            "rmcpx=debug,rmcp=warn,rmcp::service::client=error,tungstenite=info,tokio_tungstenite=info"
         );
         assert_eq!(keeping_secrets(""), QUIET_DEPENDENCIES);
     }

@@ -300,8 +300,16 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
         .await;
     assert_eq!(offline["error"]["code"], "device_offline", "{offline}");
 
-    // It reconnects, and works again.
-    let laptop_again = device(&laptop, &hub.url, LAPTOP_TOKEN);
+    // It reconnects, and works again. (Logging everything: its token is not in the log.)
+    let laptop_again = laptop
+        .command()
+        .args(["device", "--hub", &hub.url, "--token-env", "DEVICE_TOKEN"])
+        .env("DEVICE_TOKEN", LAPTOP_TOKEN)
+        .env("RUST_LOG", "trace")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     hub.until("laptop", true).await;
     let made = hub
         .call("laptop__create_directory", json!({"path": "Test2"}))
@@ -355,5 +363,13 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
         .call("homelab__create_directory", json!({"path": "X"}))
         .await;
     assert_eq!(refused["error"]["code"], "device_offline", "{refused}");
-    stop(laptop_again);
+    let mut laptop_again = laptop_again;
+    let _ = laptop_again.kill();
+    let log = laptop_again.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&log.stderr);
+    assert!(log.contains("TRACE"), "logging at TRACE: {log}");
+    assert!(
+        !log.contains(LAPTOP_TOKEN),
+        "the token is in the device's log"
+    );
 }
