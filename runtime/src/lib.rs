@@ -68,7 +68,8 @@
 //!
 //! Optional parts are behind features: `http` (or `axum`, its first name; [`http`]: a router
 //! serving role-filtered tools), `console` ([`console`]: an approval console in the browser), `mcp` ([`mcp`]: an
-//! MCP server and importer), `oidc` ([`identity`]: callers from an identity provider's
+//! MCP server and importer), `devices` ([`devices`]: tools on people's own machines, reached
+//! over links they open), `oidc` ([`identity`]: callers from an identity provider's
 //! tokens), `cedar` ([`cedar`]: rules over who, which tool and which arguments), `otel`
 //! ([`telemetry`]: OpenTelemetry spans, metrics and OTLP export), `models`
 //! (model clients for the [`agent`] loop), `embeddings` (a local embedding model for

@@ -25,6 +25,8 @@ pub mod docs {
     pub mod cedar {}
     #[doc = include_str!("../../docs/identity.md")]
     pub mod identity {}
+    #[doc = include_str!("../../docs/devices.md")]
+    pub mod devices {}
 }
 
 use std::io::Write;
