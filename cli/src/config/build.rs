@@ -67,16 +67,7 @@ impl Config {
         self.check_auth()?;
         self.check_telemetry()?;
         let callers = self.callers()?;
-        let approver_role = match &self.file.approver_role {
-            Some(role) => role.get_ref().clone(),
-            None => self
-                .file
-                .roles
-                .get_ref()
-                .last()
-                .cloned()
-                .unwrap_or_default(),
-        };
+        let approver_role = self.approver_role();
         let sandbox = self.sandbox()?;
         let web = Arc::new(self.web()?);
         let commands = self.commands();
@@ -98,10 +89,7 @@ impl Config {
         if let Some(approver) = options.approver {
             builder = builder.approver("terminal", move |request| approver.approve(request));
         }
-        let devices = self.device_hub()?;
-        if let Some(hub) = &devices {
-            builder = hub.attach(builder);
-        }
+        let (builder, devices) = self.with_devices(builder)?;
         let registry = builder
             .build()
             .map_err(|error| self.build_problem(&error))?;
@@ -146,6 +134,39 @@ impl Config {
             telemetry,
             devices,
         })
+    }
+
+    /// The role that decides approvals: the configured one, else the highest.
+    fn approver_role(&self) -> String {
+        match &self.file.approver_role {
+            Some(role) => role.get_ref().clone(),
+            None => self
+                .file
+                .roles
+                .get_ref()
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The configured devices' hub, its stages added to `builder`.
+    fn with_devices(
+        &self,
+        builder: toolgate::RegistryBuilder,
+    ) -> Result<
+        (
+            toolgate::RegistryBuilder,
+            Option<toolgate::devices::DeviceHub>,
+        ),
+        Problem,
+    > {
+        let devices = self.device_hub()?;
+        let builder = match &devices {
+            Some(hub) => hub.attach(builder),
+            None => builder,
+        };
+        Ok((builder, devices))
     }
 
     /// A registry that could not be built, said as one problem: a rule's at its own file and

@@ -58,14 +58,21 @@ pub(super) fn text_of<R: ServiceRole>(message: &TxJsonRpcMessage<R>) -> String {
     serde_json::to_string(message).unwrap_or_default()
 }
 
-/// The (sink, stream) pair rmcp runs a service over, from a WebSocket's frames: `text`
-/// reads a frame's text (`None` for pings and other control frames), `frame` makes one,
-/// `serves` says which requests of the other end this end answers (any other is refused
-/// at once: a device asking the hub to run a tool), and `heard` is told of every frame that
-/// arrives, pings included.
+/// How one WebSocket library's frames carry text.
+pub(super) struct Frames<M> {
+    /// A frame's text (`None` for pings and other control frames).
+    pub(super) text: fn(M) -> Option<String>,
+    /// A text frame.
+    pub(super) frame: fn(String) -> M,
+}
+
+/// The (sink, stream) pair rmcp runs a service over, from a WebSocket's `frames`: `serves`
+/// says which requests of the other end this end answers (any other is refused at once: a
+/// device asking the hub to run a tool), and `heard` is told of every frame that arrives,
+/// pings included.
 pub(super) fn transport<R, Ws, M, E>(
     (side, socket): (&'static str, Ws),
-    (text, frame): (fn(M) -> Option<String>, fn(String) -> M),
+    Frames { text, frame }: Frames<M>,
     serves: fn(&str) -> bool,
     heard: impl Fn() + Send + 'static,
 ) -> (

@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
-use super::frames::{self, MAX_FRAME};
+use super::frames::{self, Frames, MAX_FRAME};
 use crate::adapters::mcp::McpServer;
 use crate::caller::Caller;
 use crate::registry::Registry;
@@ -139,7 +139,10 @@ impl DeviceLink {
         tracing::info!(hub = self.hub, "device link open");
         let transport = frames::transport::<RoleServer, _, _, _>(
             ("device", socket),
-            (text_of, frame_of),
+            Frames {
+                text: text_of,
+                frame: frame_of,
+            },
             |_| true,
             || {},
         );

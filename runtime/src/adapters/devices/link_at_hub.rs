@@ -9,7 +9,7 @@ use axum::extract::ws::{Message, WebSocket};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
-use super::frames;
+use super::frames::{self, Frames};
 use super::hub::{DeviceHub, Slot};
 use super::routed::DeviceTool;
 use crate::events::EventKind;
@@ -23,49 +23,108 @@ const HANDSHAKE: Duration = Duration::from_secs(15);
 /// device link pings every [`PING_EVERY`](super::link::PING_EVERY).
 const SILENCE: Duration = Duration::from_secs(60);
 
+/// The hub's MCP client over a device's link.
+type Service = rmcp::service::RunningService<RoleClient, ()>;
+
 /// Serves one device's link until it closes (or is revoked, or replaced).
 pub(super) async fn hold(hub: DeviceHub, registry: Registry, slot: Arc<Slot>, socket: WebSocket) {
     let device = slot.id().to_owned();
     let last_frame = Arc::new(AtomicU64::new(now_millis()));
+    let Some((service, accepted)) = start(&hub, &slot, socket, &last_frame).await else {
+        return;
+    };
+    let offered = offer(&registry, &slot, accepted);
+    let ended = CancellationToken::new();
+    let Some(number) = slot.open(service.peer().clone(), ended.clone(), offered.clone()) else {
+        return; // revoked while connecting
+    };
+    registry.announce_change();
+    let tools = offered.clone();
+    publish(
+        &registry,
+        &device,
+        EventKind::DeviceOnline {
+            device: device.clone(),
+            tools,
+        },
+    );
+    tracing::info!(device, tools = offered.len(), "device online");
+
+    until_closed(service, &ended, &last_frame, &device).await;
+    ended.cancel();
+    let reason = if slot.is_revoked() {
+        "revoked"
+    } else {
+        "disconnected"
+    };
+    // A replaced link's end changes nothing: the new link holds the device.
+    if slot.close(number) {
+        registry.announce_change();
+        let (device, reason, tools) = (device.clone(), reason.to_owned(), offered);
+        publish(
+            &registry,
+            &device,
+            EventKind::DeviceOffline {
+                device: device.clone(),
+                reason,
+                tools,
+            },
+        );
+        tracing::info!(device, "device offline");
+    }
+}
+
+/// The MCP handshake over the link and the device's tools the hub accepts; `None` (said in
+/// the log) if the device fails it or takes too long.
+async fn start(
+    hub: &DeviceHub,
+    slot: &Arc<Slot>,
+    socket: WebSocket,
+    last_frame: &Arc<AtomicU64>,
+) -> Option<(Service, Vec<DeviceTool>)> {
+    let device = slot.id();
     let heard = {
-        let last_frame = Arc::clone(&last_frame);
+        let last_frame = Arc::clone(last_frame);
         move || last_frame.store(now_millis(), Ordering::Relaxed)
     };
-    let transport = frames::transport::<RoleClient, _, _, _>(
-        ("hub", socket),
-        (text_of, frame_of),
-        // A device may ping the hub; it asks nothing else of it.
-        |method| method == "ping",
-        heard,
-    );
+    let frames = Frames {
+        text: text_of,
+        frame: frame_of,
+    };
+    // A device may ping the hub; it asks nothing else of it.
+    let serves = |method: &str| method == "ping";
+    let transport =
+        frames::transport::<RoleClient, _, _, _>(("hub", socket), frames, serves, heard);
     let started = tokio::time::timeout(HANDSHAKE, async {
         let service = ().serve(transport).await.map_err(|error| error.to_string())?;
         let tools = service.peer().list_all_tools().await;
         let tools = tools.map_err(|error| format!("tools/list failed: {error}"))?;
         Ok::<_, String>((service, tools))
-    })
-    .await;
-    let (service, announced) = match started {
+    });
+    let (service, announced) = match started.await {
         Ok(Ok(started)) => started,
         Ok(Err(error)) => {
-            return tracing::warn!(device, %error, "a device's link failed at the start");
+            tracing::warn!(device, %error, "a device's link failed at the start");
+            return None;
         }
         Err(_) => {
-            return tracing::warn!(
+            tracing::warn!(
                 device,
                 "a device did not list its tools in time; link closed"
             );
+            return None;
         }
     };
     let accepted: Vec<DeviceTool> = announced
         .iter()
-        .filter_map(|tool| DeviceTool::accepted(&slot, tool, hub.inner.call_timeout))
+        .filter_map(|tool| DeviceTool::accepted(slot, tool, hub.inner.call_timeout))
         .collect();
     if accepted.len() < announced.len() {
+        let accepts = |name: &&str| slot.rules.accept.iter().any(|accepted| accepted == name);
         let left_out: Vec<&str> = announced
             .iter()
             .map(|tool| &*tool.name)
-            .filter(|name| !slot.rules.accept.iter().any(|accepted| accepted == name))
+            .filter(|name| !accepts(name))
             .collect();
         tracing::info!(
             device,
@@ -73,50 +132,27 @@ pub(super) async fn hold(hub: DeviceHub, registry: Registry, slot: Arc<Slot>, so
             "tools the hub does not accept were left out"
         );
     }
-    let offered = offer(&registry, &slot, accepted);
-    let ended = CancellationToken::new();
-    let Some(number) = slot.open(service.peer().clone(), ended.clone(), offered.clone()) else {
-        return; // revoked while connecting
-    };
-    registry.announce_change();
-    publish(
-        &registry,
-        &device,
-        EventKind::DeviceOnline {
-            device: device.clone(),
-            tools: offered.clone(),
-        },
-    );
-    tracing::info!(device, tools = offered.len(), "device online");
+    Some((service, accepted))
+}
 
+/// Waits until the link closes, is ended (revoked, replaced) or falls silent; then closes it.
+async fn until_closed(
+    service: Service,
+    ended: &CancellationToken,
+    last_frame: &AtomicU64,
+    device: &str,
+) {
     let stop = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
     tokio::select! {
         _ = &mut waiting => {}
         () = ended.cancelled() => {}
-        () = silence(&last_frame) => tracing::warn!(device, "no word from the device for {} s; link closed", SILENCE.as_secs()),
+        () = silence(last_frame) => {
+            tracing::warn!(device, "no word from the device for {} s; link closed", SILENCE.as_secs());
+        }
     }
     stop.cancel();
-    ended.cancel();
-    let reason = if slot.is_revoked() {
-        "revoked"
-    } else {
-        "disconnected"
-    };
-    if slot.close(number) {
-        registry.announce_change();
-        publish(
-            &registry,
-            &device,
-            EventKind::DeviceOffline {
-                device: device.clone(),
-                reason: reason.into(),
-                tools: offered,
-            },
-        );
-        tracing::info!(device, reason, "device offline");
-    }
 }
 
 /// Registers the device's accepted tools in place of those it offered before; returns the
