@@ -98,7 +98,9 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
                 .merge(published);
             let listener = bind(addr).await?;
             let base = base_of(&listener)?;
-            serve_summary::say(&config, &built, &[("MCP", format!("{base}/mcp"))]);
+            let mut places = vec![("MCP", format!("{base}/mcp"))];
+            places.extend(device_place(&built, &base));
+            serve_summary::say(&config, &built, &places);
             eprintln!("listening on {base}/mcp");
             listen(listener, app).await?;
         }
@@ -112,13 +114,14 @@ pub async fn run(config: &Path, command: ServeCommand) -> Result<ExitCode, Failu
                 .merge(published);
             let listener = bind(args.addr).await?;
             let base = base_of(&listener)?;
-            let places = [
+            let mut places = vec![
                 ("HTTP API", format!("{base}/tools")),
                 (
                     "console",
                     format!("{base}/console (sign in with a caller's token)"),
                 ),
             ];
+            places.extend(device_place(&built, &base));
             serve_summary::say(&config, &built, &places);
             eprintln!("listening on {base}");
             listen(listener, app).await?;
@@ -140,6 +143,15 @@ fn devices(
     };
     hub.router(built.registry.clone(), gate)
         .map_err(|error| Failure::usage(format!("{}: {error}", config.path().display())))
+}
+
+/// Where devices connect (`toolgate device --hub <base>`), when the config has any.
+fn device_place(built: &Built, base: &str) -> Option<(&'static str, String)> {
+    let hub = built.devices.as_ref()?;
+    let count = hub.devices().len();
+    let place =
+        format!("{base}/devices/connect ({count} configured; `toolgate device --hub {base}`)");
+    Some(("devices", place))
 }
 
 /// Watches the tool folders; a folder that cannot be watched is reported and serving goes on.

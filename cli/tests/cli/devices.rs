@@ -105,6 +105,8 @@ fn device(project: &Project, hub: &str, token: &str) -> Child {
 
 struct Hub {
     _serving: Serving,
+    /// What `serve` said before it listened.
+    said: String,
     project: Project,
     url: String,
     client: reqwest::Client,
@@ -121,6 +123,7 @@ impl Hub {
         let serving = Serving::start(&project, &["http", "127.0.0.1:0"], &envs);
         Hub {
             url: serving.url.clone(),
+            said: serving.said.clone(),
             _serving: serving,
             project,
             client: reqwest::Client::new(),
@@ -204,6 +207,11 @@ fn stop(mut child: Child) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() {
     let hub = Hub::start();
+    assert!(
+        hub.said.contains("/devices/connect (2 configured"),
+        "{}",
+        hub.said
+    );
     let (laptop, homelab) = (device_project(), device_project());
     let laptop_process = device(&laptop, &hub.url, LAPTOP_TOKEN);
     let homelab_process = device(&homelab, &hub.url, HOMELAB_TOKEN);
