@@ -104,7 +104,7 @@ fn device(project: &Project, hub: &str, token: &str) -> Child {
 }
 
 struct Hub {
-    _serving: Serving,
+    serving: Option<Serving>,
     /// What `serve` said before it listened.
     said: String,
     project: Project,
@@ -113,21 +113,33 @@ struct Hub {
 }
 
 impl Hub {
+    const ENVS: [(&str, &str); 3] = [
+        ("ADA_TOKEN", "ada-token"),
+        ("ROOT_TOKEN", "root-token"),
+        ("LAPTOP_TOKEN", LAPTOP_TOKEN),
+    ];
+
     fn start() -> Hub {
         let project = Project::new(&hub_config());
-        let envs = [
-            ("ADA_TOKEN", "ada-token"),
-            ("ROOT_TOKEN", "root-token"),
-            ("LAPTOP_TOKEN", LAPTOP_TOKEN),
-        ];
-        let serving = Serving::start(&project, &["http", "127.0.0.1:0"], &envs);
+        let serving = Serving::start(&project, &["http", "127.0.0.1:0"], &Self::ENVS);
         Hub {
             url: serving.url.clone(),
             said: serving.said.clone(),
-            _serving: serving,
+            serving: Some(serving),
             project,
             client: reqwest::Client::new(),
         }
+    }
+
+    /// Stops the hub's process and starts another at the same address.
+    fn restart(&mut self) {
+        drop(self.serving.take());
+        let address = self.url.trim_start_matches("http://").to_owned();
+        self.serving = Some(Serving::start(
+            &self.project,
+            &["http", &address],
+            &Self::ENVS,
+        ));
     }
 
     async fn get(&self, route: &str, token: &str) -> (u16, Value) {
@@ -380,4 +392,22 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
         !log.contains(LAPTOP_TOKEN),
         "the token is in the device's log"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_device_connects_again_by_itself_when_the_hub_comes_back() {
+    let mut hub = Hub::start();
+    let laptop = device_project();
+    let laptop_process = device(&laptop, &hub.url, LAPTOP_TOKEN);
+    hub.until("laptop", true).await;
+
+    // The hub stops, and starts again at the same address: the device finds it by itself.
+    hub.restart();
+    hub.until("laptop", true).await;
+    let made = hub
+        .call("laptop__create_directory", json!({"path": "Test-again"}))
+        .await;
+    assert!(made.get("error").is_none(), "{made}");
+    assert!(laptop.path().join("work/Test-again").is_dir());
+    stop(laptop_process);
 }

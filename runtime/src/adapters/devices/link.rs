@@ -20,6 +20,9 @@ use crate::registry::Registry;
 /// mapping open, and tells both ends that the other is there).
 pub(super) const PING_EVERY: Duration = Duration::from_secs(20);
 
+/// A link open this long counts as having worked: the backoff after it starts afresh.
+const LASTED: Duration = Duration::from_secs(10);
+
 /// How long a ping may go unanswered before the link is taken for dead.
 const PING_ANSWER: Duration = Duration::from_secs(10);
 
@@ -64,7 +67,7 @@ impl std::error::Error for DeviceLinkError {}
 
 /// How one attempt ended.
 enum Ended {
-    /// The link was open and closed: connect again at once.
+    /// The link was open and closed: connect again.
     Closed,
     /// It could not be opened now: wait, then try again.
     Failed(String),
@@ -108,13 +111,23 @@ impl DeviceLink {
     }
 
     /// Keeps the link open: connects, serves until the link drops, and connects again
-    /// (after a backoff when connecting failed). Returns only when the hub refuses the
-    /// token (it was revoked, or is wrong) or the hub's address cannot be used.
+    /// after a backoff (which grows while links fail or close soon after opening). Returns
+    /// only when the hub refuses the token (it was revoked, or is wrong) or the hub's
+    /// address cannot be used.
     pub async fn run(self) -> DeviceLinkError {
         let mut wait = self.backoff.0;
         loop {
+            let opened = std::time::Instant::now();
             match self.once().await {
-                Ended::Closed => wait = self.backoff.0,
+                Ended::Closed => {
+                    // A link that lasted starts the backoff afresh; one the hub closed at
+                    // once is not opened again at once.
+                    if opened.elapsed() >= LASTED {
+                        wait = self.backoff.0;
+                    }
+                    tokio::time::sleep(jittered(wait)).await;
+                    wait = (wait * 2).min(self.backoff.1);
+                }
                 Ended::Refused(error) => return error,
                 Ended::Failed(why) => {
                     tracing::warn!(
