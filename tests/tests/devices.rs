@@ -762,3 +762,52 @@ when { context.arguments.path like "Test-private*" };
     assert_eq!(refused.unwrap_err().code, ErrorCode::UnknownTool);
     assert!(!root.path().join("Test-m").exists());
 }
+
+/// The first chunk of `GET /events` for `who` that names `device_online`, if one comes
+/// within `wait`.
+async fn device_event_for(base: String, who: &str, wait: Duration) -> Option<String> {
+    let answer = reqwest::Client::new()
+        .get(format!("{base}/events"))
+        .header("authorization", format!("Bearer {who}"))
+        .send()
+        .await
+        .unwrap();
+    let mut body = answer.bytes_stream();
+    let deadline = tokio::time::Instant::now() + wait;
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, body.next()).await {
+        let text = String::from_utf8_lossy(&chunk).into_owned();
+        if text.contains("device_online") {
+            return Some(text);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_tells_callers_who_may_use_a_device_of_it_only() {
+    let hub = hub(vec![laptop()]).await;
+    let staff = tokio::spawn(device_event_for(
+        hub.base.clone(),
+        "ada:staff",
+        Duration::from_secs(10),
+    ));
+    let public = tokio::spawn(device_event_for(
+        hub.base.clone(),
+        "bob:public",
+        Duration::from_secs(3),
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let _laptop = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    let seen = staff
+        .await
+        .unwrap()
+        .expect("staff hears the laptop come online");
+    assert!(seen.contains("laptop__make_folder"), "{seen}");
+    assert_eq!(
+        public.await.unwrap(),
+        None,
+        "a caller who may not use it hears nothing"
+    );
+}

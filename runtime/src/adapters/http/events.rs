@@ -47,9 +47,17 @@ pub(crate) async fn events(
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
-/// The caller's own events, and the approval requests it may decide and their decisions
-/// (so every approver's list stays current, whoever decides).
+/// The caller's own events, the approval requests it may decide and their decisions (so
+/// every approver's list stays current, whoever decides), and devices coming and going
+/// whose tools it may use.
 fn concerns(registry: &Registry, caller: &Caller, event: &Event) -> bool {
+    if let EventKind::DeviceOnline { tools, .. } | EventKind::DeviceOffline { tools, .. } =
+        &event.kind
+    {
+        return tools
+            .iter()
+            .any(|tool| registry.definition(caller, tool).is_some());
+    }
     if event.caller == caller.id() {
         return true;
     }
