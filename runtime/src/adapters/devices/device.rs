@@ -60,11 +60,25 @@ impl Device {
         }
     }
 
-    /// The device's token, of which only its SHA-256 digest is kept.
+    /// The device's token, of which only its SHA-256 digest is kept. At least
+    /// [`MIN_TOKEN_LENGTH`](Self::MIN_TOKEN_LENGTH) characters: it is all that stands
+    /// between a stranger and the device's place at the hub (`toolgate devices token` makes
+    /// one of 64).
     pub fn token(mut self, token: impl AsRef<str>) -> Self {
-        self.token = Some(Sha256::digest(token.as_ref().as_bytes()).into());
+        let token = token.as_ref();
+        if token.chars().count() < Self::MIN_TOKEN_LENGTH {
+            self.misuse = Some(format!(
+                "its token has {} characters; a device token has at least {} (`toolgate devices token` makes one)",
+                token.chars().count(),
+                Self::MIN_TOKEN_LENGTH
+            ));
+        }
+        self.token = Some(Sha256::digest(token.as_bytes()).into());
         self
     }
+
+    /// The shortest token [`token`](Self::token) takes.
+    pub const MIN_TOKEN_LENGTH: usize = 16;
 
     /// The SHA-256 digest of the device's token, in hex (what a config file holds, so that
     /// the token itself is on the device only).

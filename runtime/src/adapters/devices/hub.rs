@@ -1,6 +1,7 @@
 //! The hub: the devices it accepts, which of them are online, and the tools each offers.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -39,7 +40,8 @@ pub struct DeviceHub {
 
 pub(super) struct HubInner {
     pub(super) slots: BTreeMap<String, Arc<Slot>>,
-    pub(super) call_timeout: Duration,
+    /// A routed call's time limit, in milliseconds.
+    call_timeout_ms: AtomicU64,
 }
 
 /// One accepted device and what is known of it now.
@@ -104,18 +106,23 @@ impl DeviceHub {
         DeviceHub {
             inner: Arc::new(HubInner {
                 slots,
-                call_timeout: Duration::from_secs(60),
+                call_timeout_ms: AtomicU64::new(60_000),
             }),
         }
     }
 
     /// How long a routed call may take before it ends with a `timeout` error (default 60 s;
-    /// the tool's own time limit at the hub applies as well).
-    pub fn call_timeout(mut self, timeout: Duration) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.call_timeout = timeout;
-        }
+    /// the tool's own time limit at the hub applies as well). Applies to the devices that
+    /// connect from then on, for every clone of the hub.
+    pub fn call_timeout(self, timeout: Duration) -> Self {
+        let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.inner.call_timeout_ms.store(millis, Ordering::Relaxed);
         self
+    }
+
+    /// A routed call's time limit.
+    pub(super) fn routed_call_timeout(&self) -> Duration {
+        Duration::from_millis(self.inner.call_timeout_ms.load(Ordering::Relaxed))
     }
 
     /// Adds the hub's stages to a registry being built: the tools of an offline device

@@ -247,7 +247,12 @@ fn connect_url(hub: &str, plain_text_anywhere: bool) -> Result<String, DeviceLin
             host
         }
     });
-    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]") || host.starts_with("127.");
+    // An address, not a name that looks like one (`127.evil.com`).
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host == "localhost"
+        || address
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
     if !secure && !loopback && !plain_text_anywhere {
         return Err(refused(format!(
             "the hub `{hub}` would get the device's token in clear: use https://, or allow plain text for a private network"
@@ -292,4 +297,44 @@ fn text_of(message: Message) -> Option<String> {
 
 fn frame_of(text: String) -> Message {
     Message::Text(text.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connect_url;
+
+    #[test]
+    fn the_hubs_address_becomes_its_link_route_and_plain_text_stays_on_this_machine() {
+        let url = |hub: &str| connect_url(hub, false);
+        assert_eq!(
+            url("https://hub.example.com").unwrap(),
+            "wss://hub.example.com/devices/connect"
+        );
+        assert_eq!(
+            url("https://hub.example.com/ai/").unwrap(),
+            "wss://hub.example.com/ai/devices/connect"
+        );
+        assert_eq!(
+            url("http://127.0.0.1:8080").unwrap(),
+            "ws://127.0.0.1:8080/devices/connect"
+        );
+        assert_eq!(
+            url("http://localhost:1/devices/connect").unwrap(),
+            "ws://localhost:1/devices/connect"
+        );
+        assert_eq!(
+            url("http://[::1]:9").unwrap(),
+            "ws://[::1]:9/devices/connect"
+        );
+        for remote in [
+            "http://hub.example.com",
+            "ws://10.0.0.5:8080",
+            "http://127.evil.com",
+        ] {
+            let refused = url(remote).unwrap_err();
+            assert!(refused.message.contains("in clear"), "{remote}: {refused}");
+        }
+        assert!(connect_url("http://10.0.0.5:8080", true).is_ok());
+        assert!(url("ftp://hub").unwrap_err().message.contains("https://"));
+    }
 }

@@ -117,7 +117,7 @@ async fn start(
     };
     let accepted: Vec<DeviceTool> = announced
         .iter()
-        .filter_map(|tool| DeviceTool::accepted(slot, tool, hub.inner.call_timeout))
+        .filter_map(|tool| DeviceTool::accepted(slot, tool, hub.routed_call_timeout()))
         .collect();
     if accepted.len() < announced.len() {
         let accepts = |name: &&str| slot.rules.accept.iter().any(|accepted| accepted == name);
