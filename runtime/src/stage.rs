@@ -18,7 +18,7 @@
 //! | [`CallStage`] | authorize, before the policy | refuse the call, require approval, rewrite the arguments (validated against the schema again) |
 //! | [`ResultStage`] | check result, after the tool ran | look at, redact or replace the result before the model, the audit record and the events see it |
 //! | [`CallWrapper`] | around everything, from finding the tool to the recorded outcome | time the call, hold a span open over it |
-//! | [`ListingStage`] | finding the tool, and every list of tools | hide a tool from a caller (a hidden tool is answered exactly as an unknown one) |
+//! | [`ListingStage`] | finding the tool, and every list of tools | hide a tool from a caller (a hidden tool is answered exactly as an unknown one), or from its lists only |
 //!
 //! Stages of one kind run in the order they were added; the first that refuses ends the
 //! call. A stage that panics is contained: the call ends with an error naming the stage,
@@ -281,7 +281,7 @@ pub trait CallWrapper: Send + Sync + 'static {
 
 /// Hides tools from callers: a hidden tool is in no list the caller gets (listings,
 /// exports, search, suggestions, MCP `tools/list`) and a call to it is answered exactly as
-/// a call to an unknown tool. It can only take away from what a caller's role sees
+/// a call to an unknown tool (unless the stage hides from [lists only](Self::lists_only)). It can only take away from what a caller's role sees
 /// ([`RegistryBuilder::listing_stage`](crate::RegistryBuilder::listing_stage)).
 pub trait ListingStage: Send + Sync + 'static {
     /// The stage's name, for errors.
@@ -292,7 +292,7 @@ pub trait ListingStage: Send + Sync + 'static {
 
     /// Whether the stage takes tools out of lists only: a call to a tool it hides still
     /// reaches the tool, whose own answer says why it cannot serve now (a tool out of
-    /// service for a while, such as one of a [device](crate::devices) that is offline). The
+    /// service for a while, such as one of a device that is offline: `toolgate::devices`). The
     /// default is `false`: a hidden tool is answered as an unknown one. Only for tools the
     /// caller's role may run anyway; it never widens what a role sees.
     fn lists_only(&self) -> bool {

@@ -1118,3 +1118,47 @@ async fn a_stage_that_requires_approval_is_approved_over_http() {
     assert!(approved.contains("noted: via-http"), "{approved}");
     assert!(noted("via-http"));
 }
+
+/// Takes the admin's report out of every list, for everyone, and lets calls reach it (as
+/// for a tool out of service for a while, which answers why itself).
+struct ReportOutOfLists;
+
+impl ListingStage for ReportOutOfLists {
+    fn name(&self) -> &str {
+        "report_out_of_lists"
+    }
+    fn hides(&self, _caller: &Caller, tool: &ToolDefinition) -> bool {
+        tool.name == "admin_report"
+    }
+    fn lists_only(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_stage_that_hides_from_lists_only_lets_calls_through_and_others_still_hide() {
+    let registry = builder()
+        .listing_stage(ReportOutOfLists)
+        .listing_stage(HideReportFrom("eve"))
+        .build()
+        .unwrap();
+    let (eve, other) = (Caller::new("eve", "admin"), admin());
+    for caller in [&eve, &other] {
+        let listed = registry.visible_json(caller).to_string();
+        assert!(!listed.contains("admin_report"), "{listed}");
+    }
+    let called = registry
+        .call(&other, ToolCall::new("l1", "admin_report", json!({})))
+        .await;
+    assert!(called.result.is_ok(), "{:?}", called.result);
+    // The stage that hides it from eve's calls too still does.
+    let hidden = registry
+        .call(&eve, ToolCall::new("l2", "admin_report", json!({})))
+        .await;
+    assert_eq!(hidden.error().unwrap().code, ErrorCode::UnknownTool);
+    // Never more than the role sees: a user's call is still of no tool.
+    let user = registry
+        .call(&user(), ToolCall::new("l3", "admin_report", json!({})))
+        .await;
+    assert_eq!(user.error().unwrap().code, ErrorCode::UnknownTool);
+}
