@@ -563,14 +563,14 @@ async fn a_device_cannot_reach_the_hubs_tools() {
         format!("Bearer {LAPTOP_TOKEN}").parse().unwrap(),
     );
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let initialize = next_request(&mut socket, "initialize").await;
+    let initialize = next_message(&mut socket, |m| m["method"] == "initialize").await;
     let info = json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "rogue", "version": "1"}});
     send(
         &mut socket,
         json!({"jsonrpc": "2.0", "id": initialize["id"], "result": info}),
     )
     .await;
-    let list = next_request(&mut socket, "tools/list").await;
+    let list = next_message(&mut socket, |m| m["method"] == "tools/list").await;
     send(
         &mut socket,
         json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": []}}),
@@ -583,14 +583,15 @@ async fn a_device_cannot_reach_the_hubs_tools() {
     }
     until_online(&hub.hub, "laptop", true).await;
     for (id, _) in asks {
-        let refusal = next_with_id(&mut socket, id).await;
+        let refusal = next_message(&mut socket, |m| m["id"] == id).await;
         assert_eq!(refusal["error"]["code"], -32601, "{refusal}");
         assert!(!refusal.to_string().contains("secret"), "{refusal}");
     }
     assert_eq!(hub.hub_tool_ran.load(Ordering::SeqCst), 0);
 }
 
-async fn next_with_id<S>(socket: &mut S, id: u64) -> Value
+/// The next message of the hub over a raw link that `wanted` picks (within 10 s).
+async fn next_message<S>(socket: &mut S, wanted: impl Fn(&Value) -> bool) -> Value
 where
     S: futures::Stream<
             Item = Result<
@@ -608,34 +609,7 @@ where
         let Ok(message) = serde_json::from_str::<Value>(&text) else {
             continue;
         };
-        if message["id"] == id {
-            return message;
-        }
-    }
-}
-
-async fn next_request<S>(socket: &mut S, method: &str) -> Value
-where
-    S: futures::Stream<
-            Item = Result<
-                tokio_tungstenite::tungstenite::Message,
-                tokio_tungstenite::tungstenite::Error,
-            >,
-        > + Unpin,
-{
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let Ok(text) = frame.into_text() else {
-            continue;
-        };
-        let Ok(message) = serde_json::from_str::<Value>(&text) else {
-            continue;
-        };
-        if message["method"] == method {
+        if wanted(&message) {
             return message;
         }
     }
