@@ -54,6 +54,17 @@ pub async fn link(config: &Path, args: DeviceArgs) -> Result<ExitCode, Failure> 
     Err(Failure::failed(refused.message))
 }
 
+/// `toolgate devices [--hub URL --token-env VAR]` lists; a subcommand does the rest.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct DevicesArgs {
+    #[command(subcommand)]
+    command: Option<DevicesCommand>,
+    /// Without a subcommand: list the hub's devices.
+    #[command(flatten)]
+    list: Option<HubArgs>,
+}
+
 #[derive(Subcommand)]
 pub enum DevicesCommand {
     /// The hub's devices your role may use: online or not, last seen, their tools.
@@ -83,7 +94,16 @@ pub struct HubArgs {
     json: bool,
 }
 
-pub async fn run(command: DevicesCommand) -> Result<ExitCode, Failure> {
+pub async fn run(args: DevicesArgs) -> Result<ExitCode, Failure> {
+    let command = match (args.command, args.list) {
+        (Some(command), _) => command,
+        (None, Some(hub)) => DevicesCommand::List(hub),
+        (None, None) => {
+            return Err(Failure::usage(
+                "say which hub: `toolgate devices --hub URL --token-env VARIABLE` (or `devices token`)",
+            ));
+        }
+    };
     match command {
         DevicesCommand::Token => {
             let mut bytes = [0u8; 32];

@@ -83,8 +83,7 @@ enum Command {
     /// router): `toolgate device --hub https://hub.example.com --token-env DEVICE_TOKEN`.
     Device(devices::DeviceArgs),
     /// A hub's devices: list them, revoke one, make a token.
-    #[command(subcommand)]
-    Devices(devices::DevicesCommand),
+    Devices(devices::DevicesArgs),
 }
 
 #[derive(Subcommand)]
@@ -135,6 +134,6 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Install(args) => install::run(&config, args),
         Command::Stats(args) => stats::run(&config, args).await,
         Command::Device(args) => devices::link(&config, args).await,
-        Command::Devices(command) => devices::run(command).await,
+        Command::Devices(args) => devices::run(args).await,
     }
 }

@@ -337,14 +337,32 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
     assert!(made.get("error").is_none(), "{made}");
     assert!(laptop.path().join("work/Test2").is_dir());
 
-    // `toolgate devices list` shows both; revoking one closes its link, and the device,
-    // refused at its next connect, stops with the reason.
-    let listed = hub.project.run_with(
+    // `toolgate devices` shows both (a table, or JSON); revoking one closes its link, and
+    // the device, refused at its next connect, stops with the reason.
+    let table = hub.project.run_with(
         hub.project
             .command()
             .args([
                 "devices",
                 "list",
+                "--hub",
+                &hub.url,
+                "--token-env",
+                "ROOT_TOKEN",
+            ])
+            .env("ROOT_TOKEN", "root-token"),
+        "",
+    );
+    let table = table.expect(0).stdout();
+    assert!(
+        table.contains("laptop") && table.contains("online") && table.contains("homelab"),
+        "{table}"
+    );
+    let listed = hub.project.run_with(
+        hub.project
+            .command()
+            .args([
+                "devices",
                 "--hub",
                 &hub.url,
                 "--token-env",
@@ -410,4 +428,40 @@ async fn a_device_connects_again_by_itself_when_the_hub_comes_back() {
     assert!(made.get("error").is_none(), "{made}");
     assert!(laptop.path().join("work/Test-again").is_dir());
     stop(laptop_process);
+}
+
+#[test]
+fn a_new_device_token_comes_with_the_line_for_the_hubs_config() {
+    let project = Project::new("roles = [\"public\"]\n");
+    let said = project.run(&["devices", "token"], "").expect(0).stdout();
+    let token = said
+        .lines()
+        .next()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(token.len(), 64, "{said}");
+    let digest = said
+        .lines()
+        .nth(1)
+        .unwrap()
+        .rsplit('"')
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    use sha2::Digest;
+    let expected: String = sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(digest, expected, "{said}");
+    // Without a hub to ask, `devices` says what to give.
+    let ran = project.run(&["devices"], "").expect(2);
+    assert!(
+        ran.stderr().contains("--hub <URL> --token-env <VARIABLE>"),
+        "{}",
+        ran.stderr()
+    );
 }
