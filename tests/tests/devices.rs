@@ -785,3 +785,60 @@ async fn the_event_stream_tells_callers_who_may_use_a_device_of_it_only() {
         "a caller who may not use it hears nothing"
     );
 }
+
+/// A hub at an `https://` address: the link's TLS is set up (the certificate's check fails
+/// against this stand-in, which speaks no TLS) and the link keeps trying, without a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_to_an_https_hub_sets_up_tls_and_keeps_trying() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            use tokio::io::AsyncWriteExt;
+            let _ = stream.write_all(b"not tls\r\n\r\n").await;
+        }
+    });
+    let registry = Registry::builder().roles(["r"]).build().unwrap();
+    let link = DeviceLink::new(
+        format!("https://{address}"),
+        LAPTOP_TOKEN,
+        registry,
+        Caller::new("h", "r"),
+    )
+    .backoff(Duration::from_millis(50), Duration::from_millis(100));
+    let running = tokio::spawn(link.run());
+    let start = Instant::now();
+    while accepted.load(Ordering::SeqCst) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the link never tried again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !running.is_finished(),
+        "the link stopped: {:?}",
+        running.await
+    );
+    running.abort();
+    // What each attempt meets: a TLS handshake that fails, not TLS missing from the build.
+    let url = format!("wss://{address}/devices/connect");
+    let error = tokio_tungstenite::connect_async(url)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    let error = error.to_lowercase();
+    assert!(
+        !error.contains("not enabled") && !error.contains("feature"),
+        "{error}"
+    );
+    // rustls read the stand-in's answer as a TLS record, and refused it.
+    assert!(
+        error.contains("corrupt message") || error.contains("tls"),
+        "{error}"
+    );
+}
