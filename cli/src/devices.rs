@@ -1,7 +1,7 @@
 //! `toolgate device --hub URL`: this machine's tools offered to a hub over one outbound link;
 //! `toolgate devices list|revoke|token`: a hub's devices, as its HTTP routes give them.
 
-use anstream::println;
+use anstream::{eprintln, println};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -43,6 +43,13 @@ pub async fn link(config: &Path, args: DeviceArgs) -> Result<ExitCode, Failure> 
         caller.role(),
         args.hub
     );
+    if seen == 0 {
+        eprintln!(
+            "{} the role \"{}\" sees no tools here: give the hub's calls a role with `--role ROLE`",
+            crate::output::warn("nothing to offer:"),
+            caller.role()
+        );
+    }
     let mut link = DeviceLink::new(&args.hub, token, built.registry.clone(), caller);
     if args.allow_plain_text {
         link = link.allow_plain_text();

@@ -78,8 +78,8 @@ pub struct DeviceStatus {
     pub id: String,
     /// Whether its link is open.
     pub online: bool,
-    /// When it was last heard from (connected, answered, or left), milliseconds since the
-    /// Unix epoch; `None` if never since the hub started.
+    /// When it was last heard from (any message or ping over its link, or its leaving),
+    /// milliseconds since the Unix epoch; `None` if never since the hub started.
     pub last_seen_ms: Option<u64>,
     /// The hub's names of the tools it offers.
     pub tools: Vec<String>,
@@ -285,7 +285,7 @@ impl Slot {
         current
     }
 
-    /// Notes that the device answered.
+    /// Notes that the device was heard from.
     pub(super) fn heard(&self) {
         self.lock().last_seen_ms = Some(now_ms());
     }

@@ -84,8 +84,12 @@ async fn start(
 ) -> Option<(Service, Vec<DeviceTool>)> {
     let device = slot.id();
     let heard = {
-        let last_frame = Arc::clone(last_frame);
-        move || last_frame.store(now_millis(), Ordering::Relaxed)
+        let (last_frame, slot) = (Arc::clone(last_frame), Arc::clone(slot));
+        // Every frame, pings included, is word from the device.
+        move || {
+            last_frame.store(now_millis(), Ordering::Relaxed);
+            slot.heard();
+        }
     };
     let frames = Frames {
         text: text_of,
