@@ -163,6 +163,12 @@ impl Hub {
         .await
     }
 
+    /// Calls `tool` with `path`, as ada; it must succeed.
+    async fn make(&self, tool: &str, path: &str) {
+        let made = self.call(tool, json!({"path": path})).await;
+        assert!(made.get("error").is_none(), "{tool}: {made}");
+    }
+
     async fn post(&self, route: &str, token: &str, body: Value) -> Value {
         self.client
             .post(format!("{}/{route}", self.url))
@@ -231,16 +237,10 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
     hub.until("homelab", true).await;
 
     // Routed to the device named, only.
-    let made = hub
-        .call("laptop__create_directory", json!({"path": "Test"}))
-        .await;
-    assert!(made.get("error").is_none(), "{made}");
+    hub.make("laptop__create_directory", "Test").await;
     assert!(laptop.path().join("work/Test").is_dir());
     assert!(!homelab.path().join("work/Test").exists());
-    let made = hub
-        .call("homelab__create_directory", json!({"path": "Elsewhere"}))
-        .await;
-    assert!(made.get("error").is_none(), "{made}");
+    hub.make("homelab__create_directory", "Elsewhere").await;
     assert!(homelab.path().join("work/Elsewhere").is_dir());
     assert!(!laptop.path().join("work/Elsewhere").exists());
 
@@ -331,10 +331,7 @@ async fn a_hub_routes_calls_to_two_device_processes_and_survives_them_leaving() 
         .spawn()
         .unwrap();
     hub.until("laptop", true).await;
-    let made = hub
-        .call("laptop__create_directory", json!({"path": "Test2"}))
-        .await;
-    assert!(made.get("error").is_none(), "{made}");
+    hub.make("laptop__create_directory", "Test2").await;
     assert!(laptop.path().join("work/Test2").is_dir());
 
     // `toolgate devices` shows both (a table, or JSON); revoking one closes its link, and
@@ -422,10 +419,7 @@ async fn a_device_connects_again_by_itself_when_the_hub_comes_back() {
     // The hub stops, and starts again at the same address: the device finds it by itself.
     hub.restart();
     hub.until("laptop", true).await;
-    let made = hub
-        .call("laptop__create_directory", json!({"path": "Test-again"}))
-        .await;
-    assert!(made.get("error").is_none(), "{made}");
+    hub.make("laptop__create_directory", "Test-again").await;
     assert!(laptop.path().join("work/Test-again").is_dir());
     stop(laptop_process);
 }
