@@ -194,6 +194,21 @@ async fn hub_with(devices: Vec<Device>, rules: Option<toolgate::cedar::CedarPoli
     }
 }
 
+/// The laptop online at `hub`: its sandbox, its count of tool runs, its link.
+async fn laptop_online(
+    hub: &Hub,
+) -> (
+    tempfile::TempDir,
+    Arc<AtomicUsize>,
+    JoinHandle<DeviceLinkError>,
+) {
+    let root = tempfile::tempdir().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let running = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
+    until_online(&hub.hub, "laptop", true).await;
+    (root, ran, running)
+}
+
 /// A device's link, serving its registry as a `member`.
 fn link(base: &str, token: &str, registry: &Registry) -> JoinHandle<DeviceLinkError> {
     let link = DeviceLink::new(base, token, registry.clone(), Caller::new("hub", "member"))
@@ -232,9 +247,14 @@ async fn call(
         .result
 }
 
+/// A staff member's call of `tool`.
+async fn by_staff(registry: &Registry, tool: &str, arguments: Value) -> Result<Value, ToolError> {
+    call(registry, &staff(), tool, arguments).await
+}
+
 /// The code of the error a staff member's call of `tool` ends with.
 async fn code_of(registry: &Registry, tool: &str, arguments: Value) -> String {
-    let outcome = call(registry, &staff(), tool, arguments).await;
+    let outcome = by_staff(registry, tool, arguments).await;
     outcome.unwrap_err().code.as_str().to_owned()
 }
 
@@ -260,9 +280,8 @@ async fn calls_reach_the_device_they_name_and_only_the_accepted_tools_are_offere
     until_online(&hub.hub, "laptop", true).await;
     until_online(&hub.hub, "pi", true).await;
 
-    let done = call(
+    let done = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__make_folder",
         json!({"path": "Test"}),
     )
@@ -288,13 +307,7 @@ async fn calls_reach_the_device_they_name_and_only_the_accepted_tools_are_offere
     );
     let unknown = call(&hub.registry, &admin(), "laptop__format_disk", json!({})).await;
     assert_eq!(unknown.unwrap_err().code, ErrorCode::UnknownTool);
-    let hidden = call(
-        &hub.registry,
-        &staff(),
-        "pi__make_folder",
-        json!({"path": "Test"}),
-    )
-    .await;
+    let hidden = by_staff(&hub.registry, "pi__make_folder", json!({"path": "Test"})).await;
     assert_eq!(
         hidden.unwrap_err().code,
         ErrorCode::UnknownTool,
@@ -303,7 +316,7 @@ async fn calls_reach_the_device_they_name_and_only_the_accepted_tools_are_offere
     assert!(names(&hub.registry, &Caller::new("p", "public")).is_empty());
 
     // The device checks again: its own registry keeps `owner_only` from the role it serves.
-    let refused = call(&hub.registry, &staff(), "laptop__owner_only", json!({})).await;
+    let refused = by_staff(&hub.registry, "laptop__owner_only", json!({})).await;
     let refused = refused.unwrap_err();
     assert!(refused.message.contains("owner_only"), "{refused:?}");
 
@@ -327,16 +340,12 @@ async fn calls_reach_the_device_they_name_and_only_the_accepted_tools_are_offere
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announces() {
     let hub = hub(vec![laptop()]).await;
-    let root = tempfile::tempdir().unwrap();
+    let (root, ran, _laptop) = laptop_online(&hub).await;
     std::fs::create_dir(root.path().join("Test")).unwrap();
-    let ran = Arc::new(AtomicUsize::new(0));
-    let _laptop = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
-    until_online(&hub.hub, "laptop", true).await;
 
     // Named for approval: waits at the hub, runs on the device once approved.
-    let waiting = call(
+    let waiting = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__delete_folder",
         json!({"path": "Test"}),
     )
@@ -378,13 +387,7 @@ async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announ
         "Private",
         "Projects/../../x",
     ] {
-        let refused = call(
-            &hub.registry,
-            &staff(),
-            "laptop__make_folder",
-            json!({"path": path}),
-        )
-        .await;
+        let refused = by_staff(&hub.registry, "laptop__make_folder", json!({"path": path})).await;
         let refused = refused.unwrap_err();
         assert_eq!(refused.code, ErrorCode::Denied, "{path}: {refused:?}");
         assert!(
@@ -393,9 +396,8 @@ async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announ
         );
     }
     assert_eq!(ran.load(Ordering::SeqCst), before);
-    let made = call(
+    let made = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__make_folder",
         json!({"path": "Projects/a/b"}),
     )
@@ -464,9 +466,8 @@ async fn an_offline_device_answers_at_once_and_a_dropped_link_ends_its_call_audi
     let _second = link(&hub.base, LAPTOP_TOKEN, &device);
     until_online(&hub.hub, "laptop", true).await;
     assert!(names(&hub.registry, &staff()).contains(&"laptop__make_folder".to_owned()));
-    let made = call(
+    let made = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__make_folder",
         json!({"path": "Test2"}),
     )
@@ -496,10 +497,7 @@ async fn an_offline_device_answers_at_once_and_a_dropped_link_ends_its_call_audi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_closes_the_link_and_is_refused_at_the_next_connect() {
     let hub = hub(vec![laptop()]).await;
-    let root = tempfile::tempdir().unwrap();
-    let ran = Arc::new(AtomicUsize::new(0));
-    let running = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
-    until_online(&hub.hub, "laptop", true).await;
+    let (_root, _ran, running) = laptop_online(&hub).await;
 
     // Over HTTP, by the highest role only.
     let client = reqwest::Client::new();
@@ -696,27 +694,22 @@ when { context.arguments.path like "Test-private*" };
         )
         .tools_registered_later();
     let hub = hub_with(vec![laptop()], Some(rules)).await;
-    let root = tempfile::tempdir().unwrap();
-    let ran = Arc::new(AtomicUsize::new(0));
-    let _laptop = link(&hub.base, LAPTOP_TOKEN, &device_registry(root.path(), &ran));
-    until_online(&hub.hub, "laptop", true).await;
+    let (root, _ran, _laptop) = laptop_online(&hub).await;
     assert!(
         hub.registry.rule_problems().is_empty(),
         "{:?}",
         hub.registry.rule_problems()
     );
 
-    let made = call(
+    let made = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__make_folder",
         json!({"path": "Test-open"}),
     )
     .await;
     assert!(made.is_ok(), "{made:?}");
-    let private = call(
+    let private = by_staff(
         &hub.registry,
-        &staff(),
         "laptop__make_folder",
         json!({"path": "Test-private"}),
     )
