@@ -14,6 +14,10 @@ use crate::definition::{Hints, Risk, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::tool::{Tool, ToolFuture};
 
+/// The most of a device's description of a tool that the hub passes on (a device's text
+/// reaches the model; a longer one is cut, and says so).
+const MAX_DESCRIPTION: usize = 1_000;
+
 /// One tool a device offers, as the hub offers it.
 pub(super) struct DeviceTool {
     slot: Arc<Slot>,
@@ -36,8 +40,12 @@ impl DeviceTool {
         }
         let prefix = format!("{}{SEPARATOR}", rules.id);
         let mut definition = definition_of(remote, &prefix, &rules.permission, &rules.id);
-        definition.description =
-            format!("On the device `{}`: {}", rules.id, definition.description);
+        // The device's own words reach the model: said as its, and kept short.
+        let said = crate::util::bounded::clip(&definition.description, MAX_DESCRIPTION);
+        definition.description = format!("On the device `{}`: {said}", rules.id);
+        definition.title = definition
+            .title
+            .map(|title| crate::util::bounded::clip(&title, 100).into_owned());
         definition.group = Some(format!("{GROUP_PREFIX}{}", rules.id));
         definition.tags.push(format!("{GROUP_PREFIX}{}", rules.id));
         // The hub's settings alone decide what the tool is taken to do: the device's word
