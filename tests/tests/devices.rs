@@ -858,3 +858,61 @@ async fn a_link_to_an_https_hub_sets_up_tls_and_keeps_trying() {
         "{error}"
     );
 }
+
+/// Counts its calls that were stopped before they ended.
+struct StoppedEarly(Arc<AtomicUsize>);
+
+impl Drop for StoppedEarly {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A device with one tool, `slow`, that takes 30 s and counts the calls stopped before.
+fn slow_device(stopped: &Arc<AtomicUsize>) -> Registry {
+    let registry = Registry::builder()
+        .roles(["member"])
+        .linked_tools(false)
+        .build()
+        .unwrap();
+    let stopped = Arc::clone(stopped);
+    let slow = ToolDefinition::new(
+        "slow",
+        "Takes its time.",
+        "member",
+        json!({"type": "object"}),
+    );
+    let tool = FnTool::new(slow, move |_, _| {
+        let guard = StoppedEarly(Arc::clone(&stopped));
+        async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            std::mem::forget(guard);
+            Ok(json!("late"))
+        }
+    });
+    registry.register(tool).unwrap();
+    registry
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_routed_call_that_times_out_is_cancelled_on_the_device() {
+    let hub = hub(vec![laptop()]).await;
+    let _ = hub.hub.clone().call_timeout(Duration::from_millis(300));
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let _laptop = link(&hub.base, LAPTOP_TOKEN, &slow_device(&stopped));
+    until_online(&hub.hub, "laptop", true).await;
+
+    let started = Instant::now();
+    let timed_out = code_of(&hub.registry, "laptop__slow", json!({})).await;
+    assert_eq!(timed_out, "timeout");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The hub told the device, which stopped the call.
+    while stopped.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the device's call went on"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(hub.hub.devices()[0].online, "the link stays open");
+}
