@@ -516,6 +516,7 @@ async fn an_offline_device_answers_at_once_and_a_dropped_link_ends_its_call_audi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_closes_the_link_and_is_refused_at_the_next_connect() {
     let hub = hub(vec![laptop()]).await;
+    let mut events = hub.registry.events();
     let (_root, _ran, running) = laptop_online(&hub).await;
 
     // Over HTTP, by the highest role only.
@@ -539,8 +540,15 @@ async fn a_revoked_token_closes_the_link_and_is_refused_at_the_next_connect() {
         .unwrap()
         .unwrap();
     assert!(stopped.message.contains("refused"), "{stopped}");
+    until_online(&hub.hub, "laptop", false).await;
     let status = hub.hub.devices().remove(0);
     assert!(status.revoked && !status.online, "{status:?}");
+    let said_revoked = |event: &toolgate::events::Event| matches!(&event.kind, EventKind::DeviceOffline { reason, .. } if reason == "revoked");
+    let mut heard_revoked = false;
+    while let Ok(event) = events.try_recv() {
+        heard_revoked |= said_revoked(&event);
+    }
+    assert!(heard_revoked, "a device_offline event says it was revoked");
     let offline = code_of(
         &hub.registry,
         "laptop__make_folder",

@@ -151,10 +151,11 @@ impl DeviceHub {
         let Some(slot) = self.inner.slots.get(id) else {
             return false;
         };
+        // The link's own end marks the device offline (and says it was revoked).
         let link = {
             let mut state = slot.lock();
             state.revoked = true;
-            state.link.take()
+            state.link.clone()
         };
         if let Some(link) = link {
             tracing::warn!(device = id, "device token revoked; closing its link");
