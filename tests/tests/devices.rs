@@ -557,14 +557,24 @@ async fn a_revoked_token_closes_the_link_and_is_refused_at_the_next_connect() {
     .await;
     assert_eq!(offline, "device_offline");
 
-    // A wrong token, and none at all, are refused too.
-    let wrong = DeviceLink::new(
-        &hub.base,
-        "guessed",
-        Registry::builder().roles(["r"]).build().unwrap(),
-        Caller::new("h", "r"),
+    // A wrong token is refused too; an address with no device route stops the link with
+    // what to check.
+    let device = Registry::builder().roles(["r"]).build().unwrap();
+    let link_to =
+        |base: &str| DeviceLink::new(base, "guessed", device.clone(), Caller::new("h", "r"));
+    let wrong = link_to(&hub.base).run().await;
+    assert!(
+        wrong.message.contains("401") && wrong.message.contains("token"),
+        "{wrong}"
     );
-    assert!(wrong.run().await.message.contains("401"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let elsewhere = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, axum::Router::new()).await });
+    let lost = link_to(&elsewhere).run().await;
+    assert!(
+        lost.message.contains("404") && lost.message.contains("check the address"),
+        "{lost}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -206,18 +206,35 @@ impl DeviceLink {
             .max_frame_size(Some(MAX_FRAME));
         match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
             Ok((socket, _)) => Ok(socket),
-            Err(WsError::Http(response)) if response.status().is_client_error() => {
-                let body = response
-                    .body()
-                    .as_deref()
-                    .map(String::from_utf8_lossy)
-                    .unwrap_or_default();
-                Err(Ended::Refused(refused(format!(
-                    "the hub refused the device ({}): {body}; check the device's token (it may have been revoked)",
-                    response.status()
-                ))))
-            }
+            Err(WsError::Http(response)) => Err(Self::answered(&response)),
             Err(error) => Err(Ended::Failed(error.to_string())),
+        }
+    }
+}
+
+impl DeviceLink {
+    /// What an HTTP answer instead of a WebSocket means: the token refused (stop), no device
+    /// route at that address (stop: the address or the hub's setup is wrong), or the hub
+    /// busy or failing (try again).
+    fn answered(
+        response: &tokio_tungstenite::tungstenite::http::Response<Option<Vec<u8>>>,
+    ) -> Ended {
+        let status = response.status();
+        let body = response
+            .body()
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        let body = crate::util::bounded::clip(&body, 300);
+        match status.as_u16() {
+            401 | 403 => Ended::Refused(refused(format!(
+                "the hub refused the device ({status}): {body}; check the device's token (it may have been revoked)"
+            ))),
+            408 | 429 => Ended::Failed(format!("the hub is busy ({status})")),
+            400..=499 => Ended::Refused(refused(format!(
+                "the hub answered {status} at its device route: check the address, and that the hub has devices configured"
+            ))),
+            _ => Ended::Failed(format!("the hub answered {status}: {body}")),
         }
     }
 }
