@@ -405,6 +405,7 @@ async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announ
         "Test/../../outside",
         "Private",
         "Projects/../../x",
+        "Test/inner",
     ] {
         let refused = by_staff(&hub.registry, "laptop__make_folder", json!({"path": path})).await;
         let refused = refused.unwrap_err();

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
 
 /// One device the hub accepts, by its id (`laptop-123`): what it may offer and to whom.
@@ -136,7 +136,8 @@ impl Device {
     }
 
     /// The values the argument `argument` of any of the device's tools may take: glob
-    /// patterns (`/home/ada/Documents/**`, `firefox`). A call whose `argument` (a string, or
+    /// patterns (`/home/ada/Documents/**`, `firefox`), where `*` stays within one part of a
+    /// path and `**` crosses parts. A call whose `argument` (a string, or
     /// each string of a list) matches none is refused at the hub; so is a path with a `..`
     /// part, which no pattern admits.
     pub fn allow_values<I, S>(mut self, argument: impl Into<String>, patterns: I) -> Self
@@ -148,7 +149,8 @@ impl Device {
         let patterns: Vec<String> = patterns.into_iter().map(Into::into).collect();
         let mut set = GlobSetBuilder::new();
         for pattern in &patterns {
-            match Glob::new(pattern) {
+            // `*` stays within one part of a path; `**` crosses them.
+            match GlobBuilder::new(pattern).literal_separator(true).build() {
                 Ok(glob) => {
                     set.add(glob);
                 }
