@@ -20,6 +20,10 @@ use crate::registry::Registry;
 /// mapping open, and tells both ends that the other is there).
 pub(super) const PING_EVERY: Duration = Duration::from_secs(20);
 
+/// How long opening a link may take: the connection, the WebSocket's handshake, then the
+/// hub's MCP handshake, each.
+const OPENING: Duration = Duration::from_secs(15);
+
 /// A link open this long counts as having worked: the backoff after it starts afresh.
 const LASTED: Duration = Duration::from_secs(10);
 
@@ -160,9 +164,12 @@ impl DeviceLink {
             || {},
         );
         let server = McpServer::for_caller(self.registry.clone(), self.caller.clone());
-        let service = match server.serve(transport).await {
-            Ok(service) => service,
-            Err(error) => return Ended::Failed(format!("the hub's MCP handshake failed: {error}")),
+        let service = match tokio::time::timeout(OPENING, server.serve(transport)).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => {
+                return Ended::Failed(format!("the hub's MCP handshake failed: {error}"));
+            }
+            Err(_) => return Ended::Failed("the hub did not begin the MCP handshake".into()),
         };
         let peer = service.peer().clone();
         let stop = service.cancellation_token();
@@ -204,7 +211,14 @@ impl DeviceLink {
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_FRAME))
             .max_frame_size(Some(MAX_FRAME));
-        match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
+        let connecting = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
+        let Ok(connected) = tokio::time::timeout(OPENING, connecting).await else {
+            return Err(Ended::Failed(format!(
+                "no answer within {} s",
+                OPENING.as_secs()
+            )));
+        };
+        match connected {
             Ok((socket, _)) => Ok(socket),
             Err(WsError::Http(response)) => Err(Self::answered(&response)),
             Err(error) => Err(Ended::Failed(error.to_string())),
