@@ -935,3 +935,38 @@ async fn a_routed_call_that_times_out_is_cancelled_on_the_device() {
     }
     assert!(hub.hub.devices()[0].online, "the link stays open");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_of_a_device_may_need_a_higher_role_than_the_device() {
+    let device = laptop()
+        .accept(["format_disk"])
+        .tool_permission("format_disk", "admin");
+    let hub = hub(vec![device]).await;
+    let (_root, _ran, _laptop) = laptop_online(&hub).await;
+    assert!(!names(&hub.registry, &staff()).contains(&"laptop__format_disk".to_owned()));
+    assert!(names(&hub.registry, &staff()).contains(&"laptop__make_folder".to_owned()));
+    assert!(names(&hub.registry, &admin()).contains(&"laptop__format_disk".to_owned()));
+    assert_eq!(
+        code_of(&hub.registry, "laptop__format_disk", json!({})).await,
+        "unknown_tool"
+    );
+    let formatted = call(&hub.registry, &admin(), "laptop__format_disk", json!({})).await;
+    assert_eq!(formatted.unwrap(), json!("formatted"));
+
+    // A tool's own permission only raises the device's; a wrong one stops the hub's routes.
+    let lowered = DeviceHub::new([laptop().tool_permission("slow", "public")]);
+    let registry = lowered
+        .attach(
+            Registry::builder()
+                .roles(["public", "staff", "admin"])
+                .linked_tools(false),
+        )
+        .build()
+        .unwrap();
+    let anyone = |_: &axum::http::request::Parts| Ok(Caller::new("a", "admin"));
+    let refused = lowered.router(registry, anyone).err().unwrap().to_string();
+    assert!(
+        refused.contains("`slow`'s permission `public` is below the device's `staff`"),
+        "{refused}"
+    );
+}

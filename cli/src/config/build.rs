@@ -230,12 +230,10 @@ impl Config {
         named.extend(ready.search.iter().map(|search| &search.permission));
         named.extend(ready.skills.iter().map(|skills| &skills.permission));
         named.extend(self.file.mcp.iter().map(|server| &server.permission));
-        named.extend(
-            self.file
-                .devices
-                .values()
-                .map(|device| &device.get_ref().permission),
-        );
+        for device in self.file.devices.values().map(|device| device.get_ref()) {
+            named.push(&device.permission);
+            named.extend(device.permissions.values());
+        }
         named.extend(self.auth_roles());
         match named
             .into_iter()

@@ -59,6 +59,19 @@ impl Config {
             .accept(accepted.iter().cloned())
             .approve(key.approve.iter().cloned())
             .read_only(key.read_only.iter().cloned());
+        let roles = self.file.roles.get_ref();
+        let rank = |role: &str| roles.iter().position(|name| name == role);
+        for (tool, role) in &key.permissions {
+            if rank(role.get_ref()) < rank(key.permission.get_ref()) {
+                let message = format!(
+                    "`{tool}` needs \"{}\", below the device's \"{}\": a tool's own permission can only raise it",
+                    role.get_ref(),
+                    key.permission.get_ref()
+                );
+                return Err((Some(role.span()), message));
+            }
+            device = device.tool_permission(tool, role.get_ref());
+        }
         for (argument, patterns) in &key.allow {
             device = device.allow_values(argument, patterns.iter().cloned());
         }

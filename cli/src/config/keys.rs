@@ -475,6 +475,10 @@ pub struct DeviceKey {
     pub permission: Spanned<String>,
     /// The device's tools the hub offers (by the device's names), as `ID__TOOL`.
     pub tools: Spanned<Vec<String>>,
+    /// Of those, the ones that need a higher role than `permission`:
+    /// `{delete_directory = "admin"}`.
+    #[serde(default)]
+    pub permissions: BTreeMap<String, Spanned<String>>,
     /// Of those, the ones whose every call a person approves first.
     #[serde(default)]
     pub approve: Vec<String>,

@@ -206,6 +206,20 @@ fn device_mistakes_name_their_line() {
         "`b` needs approval but is not one of the device's accepted tools",
     );
     refused(
+        &device(&format!(
+            "{digest}permission = \"staff\"\ntools = [\"a\"]\npermissions = {{a = \"public\"}}\n"
+        )),
+        7,
+        "`a` needs \"public\", below the device's \"staff\"",
+    );
+    refused(
+        &device(&format!(
+            "{digest}permission = \"staff\"\ntools = [\"a\"]\npermissions = {{a = \"boss\"}}\n"
+        )),
+        7,
+        "\"boss\" is not a role",
+    );
+    refused(
         &device(&format!("{digest}permission = \"staff\"\ntool = [\"a\"]\n")),
         6,
         "unknown field `tool`",

@@ -29,6 +29,8 @@ pub struct Device {
     pub(super) id: String,
     pub(super) token: Option<[u8; 32]>,
     pub(super) permission: String,
+    /// Tools that need a higher role than the device's (by the device's names).
+    pub(super) tool_permissions: Vec<(String, String)>,
     pub(super) accept: Vec<String>,
     pub(super) approve: Vec<String>,
     pub(super) read_only: Vec<String>,
@@ -52,6 +54,7 @@ impl Device {
             id: id.into(),
             token: None,
             permission: String::new(),
+            tool_permissions: Vec::new(),
             accept: Vec::new(),
             approve: Vec::new(),
             read_only: Vec::new(),
@@ -99,6 +102,21 @@ impl Device {
     pub fn permission(mut self, role: impl Into<String>) -> Self {
         self.permission = role.into();
         self
+    }
+
+    /// A higher role for one accepted tool than the device's [`permission`](Self::permission)
+    /// (`delete_folder` for admins only, the rest for staff).
+    pub fn tool_permission(mut self, tool: impl Into<String>, role: impl Into<String>) -> Self {
+        self.tool_permissions.push((tool.into(), role.into()));
+        self
+    }
+
+    /// The role a caller needs for the device's tool `tool`.
+    pub(super) fn permission_of(&self, tool: &str) -> &str {
+        self.tool_permissions
+            .iter()
+            .find(|(name, _)| name == tool)
+            .map_or(self.permission.as_str(), |(_, role)| role.as_str())
     }
 
     /// The device's tools the hub offers (by the device's names); anything else it
@@ -199,18 +217,18 @@ impl Device {
         if self.token.is_none() {
             return Some("it has no token: give `.token(..)` or `.token_sha256(..)`".into());
         }
-        if let Some(roles) = roles
-            && roles.rank(&self.permission).is_none()
-        {
-            return Some(format!(
-                "its permission `{}` is not one of the roles {:?}",
-                self.permission,
-                roles.names()
-            ));
+        if let Some(problem) = roles.and_then(|roles| self.role_problem(roles)) {
+            return Some(problem);
         }
+        let permitted: Vec<String> = self
+            .tool_permissions
+            .iter()
+            .map(|(tool, _)| tool.clone())
+            .collect();
         let lists = [
             ("needs approval", &self.approve),
             ("is read-only", &self.read_only),
+            ("has a permission of its own", &permitted),
         ];
         for (what, list) in lists {
             if let Some(tool) = list.iter().find(|tool| !self.accept.contains(tool)) {
@@ -227,6 +245,38 @@ impl Device {
             return Some(format!(
                 "`{tool}` cannot both need approval and be read-only"
             ));
+        }
+        None
+    }
+}
+
+impl Device {
+    /// What is wrong with the roles the device's settings name, if anything: each must be
+    /// one of `roles`, and a tool's own at or above the device's.
+    fn role_problem(&self, roles: &crate::Roles) -> Option<String> {
+        let Some(base) = roles.rank(&self.permission) else {
+            return Some(format!(
+                "its permission `{}` is not one of the roles {:?}",
+                self.permission,
+                roles.names()
+            ));
+        };
+        for (tool, role) in &self.tool_permissions {
+            match roles.rank(role) {
+                None => {
+                    return Some(format!(
+                        "`{tool}`'s permission `{role}` is not one of the roles {:?}",
+                        roles.names()
+                    ));
+                }
+                Some(rank) if rank < base => {
+                    return Some(format!(
+                        "`{tool}`'s permission `{role}` is below the device's `{}`: a tool's own permission can only raise it",
+                        self.permission
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         None
     }

@@ -39,7 +39,8 @@ impl DeviceTool {
             return None;
         }
         let prefix = format!("{}{SEPARATOR}", rules.id);
-        let mut definition = definition_of(remote, &prefix, &rules.permission, &rules.id);
+        let permission = rules.permission_of(&remote.name);
+        let mut definition = definition_of(remote, &prefix, permission, &rules.id);
         // The device's own words reach the model: said as its, and kept short.
         let said = crate::util::bounded::clip(&definition.description, MAX_DESCRIPTION);
         definition.description = format!("On the device `{}`: {said}", rules.id);
