@@ -36,21 +36,35 @@ fn about(event: &Event) -> Option<&str> {
     }
 }
 
-/// Returns once `to` hears of a call made on `from` (its follower is under way).
+/// Returns once `to` hears of a call made on `from`, and `from` knows it is followed.
+///
+/// An instance shares its calls only while it knows another follows it, and looks about once
+/// a second: the first call can pass before `from` has looked, and the next second's calls
+/// go unshared if that look came before `to`'s follower took its lease. Once `to` has heard
+/// one call its lease is taken; after a look interval `from` knows, which a second call
+/// heard proves.
 pub async fn warm_up(from: &Registry, to: &mut Receiver<Arc<Event>>, id: &str) {
     let wait = async {
-        loop {
-            let call = ToolCall::new(id, "ping", json!({"note": "warming up"}));
-            assert!(from.call(&alice(), call).await.result.is_ok());
-            let heard = tokio::time::timeout(Duration::from_millis(500), next_about(to, id)).await;
-            if heard.is_ok() {
-                return;
-            }
-        }
+        hear_one(from, to, id).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let _ = rest(to).await;
+        hear_one(from, to, id).await;
     };
-    tokio::time::timeout(Duration::from_secs(20), wait)
+    tokio::time::timeout(Duration::from_secs(30), wait)
         .await
         .expect("the instances hear of each other's calls");
+}
+
+/// Calls on `from` until `to` hears of one within half a second.
+async fn hear_one(from: &Registry, to: &mut Receiver<Arc<Event>>, id: &str) {
+    loop {
+        let call = ToolCall::new(id, "ping", json!({"note": "warming up"}));
+        assert!(from.call(&alice(), call).await.result.is_ok());
+        let heard = tokio::time::timeout(Duration::from_millis(500), next_about(to, id)).await;
+        if heard.is_ok() {
+            return;
+        }
+    }
 }
 
 /// Whatever `receiver` still gets within half a second.
