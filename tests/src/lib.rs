@@ -27,6 +27,8 @@ pub mod docs {
     pub mod identity {}
     #[doc = include_str!("../../docs/devices.md")]
     pub mod devices {}
+    #[doc = include_str!("../../docs/search.md")]
+    pub mod search {}
 }
 
 use std::io::Write;
