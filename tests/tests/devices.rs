@@ -415,6 +415,22 @@ async fn the_hubs_settings_decide_approval_and_values_whatever_the_device_announ
             "{refused:?}"
         );
     }
+    // A value the patterns cannot judge is refused too, whatever the device's schema admits.
+    for path in [
+        json!(5),
+        json!({"under": "../x"}),
+        json!(["Test", ["../x"]]),
+    ] {
+        let refused = by_staff(
+            &hub.registry,
+            "laptop__wipe_everything",
+            json!({"path": path}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Denied, "{path}: {refused:?}");
+        assert!(refused.message.contains("takes only text"), "{refused:?}");
+    }
     assert_eq!(ran.load(Ordering::SeqCst), before);
     let made = by_staff(
         &hub.registry,

@@ -157,7 +157,7 @@ impl Device {
     /// patterns (`/home/ada/Documents/**`, `firefox`), where `*` stays within one part of a
     /// path and `**` crosses parts. A call whose `argument` (a string, or
     /// each string of a list) matches none is refused at the hub; so is a path with a `..`
-    /// part, which no pattern admits.
+    /// part, which no pattern admits, and any value that is not text or a list of texts.
     pub fn allow_values<I, S>(mut self, argument: impl Into<String>, patterns: I) -> Self
     where
         I: IntoIterator<Item = S>,

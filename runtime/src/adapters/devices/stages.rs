@@ -45,11 +45,18 @@ impl CallStage for DeviceRules {
             return StageVerdict::Continue;
         };
         for allowed in &slot.rules.values {
-            let values = match call.arguments().get(&allowed.argument) {
-                None => continue,
-                Some(Value::String(value)) => vec![value.as_str()],
-                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-                Some(_) => continue,
+            let Some(value) = call.arguments().get(&allowed.argument) else {
+                continue;
+            };
+            // Only text is matched against the patterns: any other value (a number, an
+            // object, a list holding one) is refused, whatever the tool's schema admits.
+            let Some(values) = texts_in(value) else {
+                let message = format!(
+                    "the device `{}` takes only text, or a list of texts, for `{}`",
+                    slot.id(),
+                    allowed.argument
+                );
+                return StageVerdict::Refuse(ToolError::new(ErrorCode::Denied, message));
             };
             if let Some(refused) = values.into_iter().find(|value| !allowed.admits(value)) {
                 let message = format!(
@@ -72,5 +79,14 @@ impl CallStage for DeviceRules {
             return StageVerdict::RequireApproval { reason };
         }
         StageVerdict::Continue
+    }
+}
+
+/// The text of `value`, or of each item of a list of texts; `None` for anything else.
+fn texts_in(value: &Value) -> Option<Vec<&str>> {
+    match value {
+        Value::String(text) => Some(vec![text.as_str()]),
+        Value::Array(items) => items.iter().map(Value::as_str).collect(),
+        _ => None,
     }
 }
