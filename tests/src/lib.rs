@@ -32,7 +32,7 @@ pub mod docs {
 }
 
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use toolgate::policy::{Decision, Policy, PolicyRequest};
 
@@ -42,9 +42,25 @@ pub fn capture_logs<T>(work: impl FnOnce() -> T) -> (T, String) {
     capture_filtered("info", work)
 }
 
+/// Makes `tracing` ask every live subscriber, not only the current thread's, whether it
+/// wants a span or event the first time any thread reaches it. Call it before installing a
+/// subscriber for one test.
+///
+/// `tracing` caches that answer for the whole process. While a single subscriber is
+/// registered, it asks only the reaching thread's own: a sibling test's thread, which has
+/// none, gets "never", cached, and a span the test's own subscriber waits for is never made.
+/// A second subscriber registered for good (one that wants nothing) makes `tracing` ask
+/// them all, the test's included.
+pub fn share_callsite_interest() {
+    static SECOND: LazyLock<tracing::Dispatch> =
+        LazyLock::new(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+    LazyLock::force(&SECOND);
+}
+
 /// [`capture_logs`] of the events `filter` (`EnvFilter` directives, e.g. `"trace"`) lets
 /// through.
 pub fn capture_filtered<T>(filter: &str, work: impl FnOnce() -> T) -> (T, String) {
+    share_callsite_interest();
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
     impl Write for Captured {

@@ -255,6 +255,7 @@ fn options() -> CallOptions {
 /// Makes `call` with a subscriber that wants DEBUG spans: the call walks in its span. (The
 /// test runtime has one thread: the subscriber is this thread's.)
 async fn in_a_span(call: impl Future<Output = ToolOutcome>) -> ToolOutcome {
+    toolgate_tests::share_callsite_interest();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::DEBUG)
         .with_writer(std::io::sink)
