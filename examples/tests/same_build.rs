@@ -9,8 +9,7 @@ use std::process::Command;
 /// Each crate `cargo tree` lists, with the feature sets it is built with (a crate built for
 /// build scripts and for the program may have two).
 fn crates_and_features(selection: &[&str], edges: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let output = Command::new(cargo)
+    let output = Command::new(env!("CARGO"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "tree", "--locked", "--prefix", "none", "-f", "{p}|{f}", "-e", edges,

@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::device::Device;
+use crate::adapters::mcp::client::local_name;
 use crate::registry::Registry;
 use crate::registry::RegistryBuilder;
 use crate::util::time::now_millis as now_ms;
@@ -47,6 +48,9 @@ pub(super) struct HubInner {
 /// One accepted device and what is known of it now.
 pub(super) struct Slot {
     pub(super) rules: Device,
+    /// The hub's names of the tools in `rules.approve`, in its order (made once, not per
+    /// call).
+    pub(super) approved: Vec<String>,
     state: Mutex<SlotState>,
 }
 
@@ -96,8 +100,15 @@ impl DeviceHub {
         let slots = devices
             .into_iter()
             .map(|rules| {
+                let prefix = format!("{}{SEPARATOR}", rules.id);
+                let approved = rules
+                    .approve
+                    .iter()
+                    .map(|tool| local_name(&prefix, tool))
+                    .collect();
                 let slot = Slot {
                     rules,
+                    approved,
                     state: Mutex::default(),
                 };
                 (slot.rules.id.clone(), Arc::new(slot))

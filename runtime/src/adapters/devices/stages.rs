@@ -3,8 +3,7 @@
 
 use serde_json::Value;
 
-use super::hub::{DeviceHub, SEPARATOR};
-use crate::adapters::mcp::client::local_name;
+use super::hub::DeviceHub;
 use crate::caller::Caller;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
@@ -69,9 +68,11 @@ impl CallStage for DeviceRules {
                 return StageVerdict::Refuse(ToolError::new(ErrorCode::Denied, message));
             }
         }
-        let prefix = format!("{}{SEPARATOR}", slot.id());
-        let named = |tool: &&String| local_name(&prefix, tool) == call.tool.name;
-        if let Some(tool) = slot.rules.approve.iter().find(named) {
+        let approved = slot
+            .approved
+            .iter()
+            .position(|name| *name == call.tool.name);
+        if let Some(tool) = approved.map(|at| &slot.rules.approve[at]) {
             let reason = format!(
                 "the hub asks approval for `{tool}` on the device `{}`",
                 slot.id()
