@@ -17,6 +17,7 @@ use super::frames::MAX_FRAME;
 use super::hub::{DeviceHub, DeviceStatus};
 use crate::adapters::http::ApiError;
 use crate::adapters::http::extract::not_let_in;
+use crate::adapters::http::unread::after_reading;
 use crate::adapters::http::{AuthError, Authenticate};
 use crate::caller::Caller;
 use crate::registry::Registry;
@@ -128,9 +129,16 @@ async fn list(State(served): State<Arc<Served>>, parts: Parts) -> Response {
 async fn revoke(
     State(served): State<Arc<Served>>,
     Path(id): Path<String>,
-    parts: Parts,
+    request: axum::extract::Request,
 ) -> Response {
-    let caller = match served.auth.authenticate(&parts).await {
+    // The route takes no body; one sent anyway is read before the answer (see `unread`).
+    let (parts, body) = request.into_parts();
+    let answer = revoke_as_caller(&served, &id, &parts).await;
+    after_reading(body, answer).await
+}
+
+async fn revoke_as_caller(served: &Served, id: &str, parts: &Parts) -> Response {
+    let caller = match served.auth.authenticate(parts).await {
         Ok(caller) => caller,
         Err(error) => return not_let_in(error),
     };
@@ -142,7 +150,7 @@ async fn revoke(
     let Some(device) = device.filter(|d| may_use(&served.registry, &caller, &d.permission)) else {
         let message = format!(
             "there is no device `{}`",
-            crate::util::bounded::clip(&id, 64)
+            crate::util::bounded::clip(id, 64)
         );
         return ApiError::new(StatusCode::NOT_FOUND, "unknown_device", message).into_response();
     };

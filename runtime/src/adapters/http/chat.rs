@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::adapters::http::Shared;
 use crate::adapters::http::errors::ApiError;
-use crate::adapters::http::extract::{Authenticated, JsonBody};
+use crate::adapters::http::extract::{Authenticated, CallerAndBody};
 use crate::adapters::http::outcome::OutcomeBody;
 use crate::agent::{Agent, AgentError, CallDecision, Decided, Run, RunId, RunOptions};
 
@@ -55,8 +55,7 @@ fn parse<T: for<'de> Deserialize<'de>>(body: &[u8], shape: &str) -> Result<T, Ap
 /// `POST /chat`: `{"message", "run_id"?}` → the run as it stopped.
 pub(crate) async fn chat(
     State(shared): State<Arc<Shared>>,
-    Authenticated(caller): Authenticated,
-    JsonBody(body): JsonBody,
+    CallerAndBody(caller, body): CallerAndBody,
 ) -> Result<Response, ApiError> {
     let request: ChatRequest = parse(&body, r#"{"message": "...", "run_id": "..." (optional)}"#)?;
     if request.message.len() > MAX_MESSAGE_BYTES {
@@ -97,9 +96,8 @@ pub(crate) async fn show(
 /// calls are decided.
 pub(crate) async fn resume(
     State(shared): State<Arc<Shared>>,
-    Authenticated(caller): Authenticated,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    CallerAndBody(caller, body): CallerAndBody,
 ) -> Result<Response, ApiError> {
     let shape = r#"{"decisions": [{"call_id": "...", "decision": "approve"}]}"#;
     let request: ResumeRequest = parse(&body, shape)?;

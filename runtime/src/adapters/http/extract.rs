@@ -1,6 +1,7 @@
 //! What a handler takes from a request, as axum extractors answering with our JSON errors:
-//! the caller (from the application's authentication) and a JSON body (declared JSON, within
-//! the router's body limit).
+//! the caller (from the application's authentication) and, with it, a JSON body (declared
+//! JSON, within the router's body limit). A request refused before its body is read has
+//! the body read first (see [`unread`](super::unread)).
 
 use std::sync::Arc;
 
@@ -9,17 +10,17 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use http_body_util::LengthLimitError;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::adapters::http::Shared;
-use axum::response::Response;
-
-use crate::adapters::http::auth::{AuthError, refusal};
+use crate::adapters::http::auth::{AuthError, AuthFuture, refusal};
 use crate::adapters::http::errors::ApiError;
+use crate::adapters::http::unread::{after_reading, discard_rest};
 use crate::caller::Caller;
 
 /// The caller of the request, as the application's [`Authenticate`](super::Authenticate)
-/// hook identified it.
+/// hook identified it. For routes without a body; a route with one takes [`CallerAndBody`].
 pub(crate) struct Authenticated(pub(crate) Caller);
 
 impl FromRequestParts<Arc<Shared>> for Authenticated {
@@ -37,25 +38,46 @@ pub(crate) fn not_let_in(error: AuthError) -> Response {
     refusal(error, None)
 }
 
-/// A request body declared as JSON. A body that is not declared JSON is refused: browsers
-/// send `text/plain` and form bodies across sites without asking (CSRF), never
-/// `application/json`.
-pub(crate) struct JsonBody(pub(crate) Bytes);
+/// The caller, and the request's body declared as JSON. A body that is not declared JSON is
+/// refused: browsers send `text/plain` and form bodies across sites without asking (CSRF),
+/// never `application/json`.
+pub(crate) struct CallerAndBody(pub(crate) Caller, pub(crate) Bytes);
 
-impl FromRequest<Arc<Shared>> for JsonBody {
-    type Rejection = ApiError;
+impl FromRequest<Arc<Shared>> for CallerAndBody {
+    type Rejection = Response;
 
-    async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, ApiError> {
-        if !declares_json(request.headers().get(CONTENT_TYPE)) {
-            return Err(not_json());
-        }
-        read_within(request.into_body(), shared.options.body_limit)
-            .await
-            .map(JsonBody)
+    async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let (parts, body) = request.into_parts();
+        let identified = shared.auth.authenticate(&parts);
+        let json = declares_json(parts.headers.get(CONTENT_TYPE));
+        drop(parts);
+        let (caller, body) = admit(identified, json, body, shared.options.body_limit).await?;
+        Ok(CallerAndBody(caller, body))
     }
 }
 
-/// The answer to a body not declared as JSON (see [`JsonBody`]).
+/// The caller as `identified`, and the body if it is declared `json` and within `limit`:
+/// each refused with its own error, in that order, the body read before any refusal.
+pub(crate) async fn admit(
+    identified: AuthFuture,
+    json: bool,
+    body: Body,
+    limit: usize,
+) -> Result<(Caller, Bytes), Response> {
+    let caller = match identified.await {
+        Ok(caller) => caller,
+        Err(refused) => return Err(after_reading(body, not_let_in(refused)).await),
+    };
+    if !json {
+        return Err(after_reading(body, not_json().into_response()).await);
+    }
+    match read_within(body, limit).await {
+        Ok(body) => Ok((caller, body)),
+        Err(refused) => Err(refused.into_response()),
+    }
+}
+
+/// The answer to a body not declared as JSON (see [`CallerAndBody`]).
 pub(crate) fn not_json() -> ApiError {
     ApiError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -64,13 +86,18 @@ pub(crate) fn not_json() -> ApiError {
     )
 }
 
-/// The whole of `body`, refused past `limit` bytes. The limit is applied here rather than
-/// by a `DefaultBodyLimit` layer: a layer wraps every route in one more service, cloned per
-/// request.
-pub(crate) async fn read_within(body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|error| unreadable(&error, limit))
+/// The whole of `body`, refused past `limit` bytes (what is left of it read first, see
+/// [`unread`](super::unread)). The limit is applied here rather than by a `DefaultBodyLimit`
+/// layer: a layer wraps every route in one more service, cloned per request.
+pub(crate) async fn read_within(mut body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let read = Limited::new(&mut body, limit).collect().await;
+    match read {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) => {
+            discard_rest(body).await;
+            Err(unreadable(&*error, limit))
+        }
+    }
 }
 
 /// Whether `content_type` declares JSON: `application/json` or `application/*+json`.
@@ -95,7 +122,7 @@ pub(crate) fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> b
         || (is(essence.get(.."application/".len()), "application/") && is(suffix, "+json"))
 }
 
-fn unreadable(error: &axum::Error, limit: usize) -> ApiError {
+fn unreadable(error: &(dyn std::error::Error + 'static), limit: usize) -> ApiError {
     if over_the_limit(error) {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -112,7 +139,7 @@ fn unreadable(error: &axum::Error, limit: usize) -> ApiError {
 }
 
 /// Whether reading stopped at the limit (the error says so somewhere along its sources).
-fn over_the_limit(error: &axum::Error) -> bool {
+fn over_the_limit(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(error) = source {
         if error.is::<LengthLimitError>() {

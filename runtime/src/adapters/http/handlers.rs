@@ -15,6 +15,7 @@ use crate::adapters::http::Shared;
 use crate::adapters::http::errors::ApiError;
 use crate::adapters::http::extract::Authenticated;
 use crate::adapters::http::outcome::{outcome_response, outcomes_response};
+use crate::adapters::http::unread::after_reading;
 use crate::adapters::http::wire::{Calls, parse_call_request, usual_single};
 use crate::approval::TicketError;
 use crate::formats::Format;
@@ -270,18 +271,22 @@ pub(crate) async fn health(
     }
 }
 
-pub(crate) async fn not_found() -> ApiError {
-    ApiError::new(
+/// No route here: said once the request's body is read (see `unread`).
+pub(crate) async fn not_found(request: axum::extract::Request) -> Response {
+    let answer = ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
         "no such route; see GET /tools and POST /tools/call",
-    )
+    );
+    after_reading(request.into_body(), answer.into_response()).await
 }
 
-pub(crate) async fn method_not_allowed() -> ApiError {
-    ApiError::new(
+/// The route takes other methods: said once the request's body is read.
+pub(crate) async fn method_not_allowed(request: axum::extract::Request) -> Response {
+    let answer = ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         "this route does not take that method",
-    )
+    );
+    after_reading(request.into_body(), answer.into_response()).await
 }

@@ -64,6 +64,7 @@ mod outcome;
 mod search;
 #[cfg(feature = "otel")]
 pub(crate) mod traced;
+pub(crate) mod unread;
 mod usage;
 mod wire;
 mod with_body;

@@ -24,13 +24,13 @@ use axum::response::{IntoResponse, Response};
 
 use crate::adapters::http::Shared;
 use crate::adapters::http::errors::ApiError;
-use crate::adapters::http::extract::{declares_json, not_json, not_let_in, read_within};
+use crate::adapters::http::extract::{admit, declares_json};
 use crate::caller::Caller;
 
 /// `handler(shared, caller, body)` as an axum handler: the caller as the application's
 /// authentication identified it, and the body if it is declared JSON and within the
-/// router's limit (each refused with its own error, in that order, as the `Authenticated`
-/// and `JsonBody` extractors would).
+/// router's limit (each refused with its own error, in that order, as the `CallerAndBody`
+/// extractor would).
 #[derive(Clone, Copy)]
 pub(crate) struct WithBody<F>(pub(crate) F);
 
@@ -49,16 +49,10 @@ where
         let json = declares_json(parts.headers.get(CONTENT_TYPE));
         drop(parts);
         Box::pin(async move {
-            let caller = match identified.await {
-                Ok(caller) => caller,
-                Err(refused) => return not_let_in(refused),
-            };
-            if !json {
-                return not_json().into_response();
-            }
-            let body = match read_within(body, shared.options.body_limit).await {
-                Ok(body) => body,
-                Err(refused) => return refused.into_response(),
+            let limit = shared.options.body_limit;
+            let (caller, body) = match admit(identified, json, body, limit).await {
+                Ok(admitted) => admitted,
+                Err(refused) => return refused,
             };
             match (self.0)(shared, caller, body).await {
                 Ok(response) => response,

@@ -405,18 +405,10 @@ async fn authenticate_first(
                 .await
         }
         Err(error) => {
-            // Read what the client sent first (a little of it, briefly): answering while it
-            // is still sending would close the connection under it, and the client would
-            // see no answer instead of the 401 that tells it to sign in.
-            let drained = axum::body::to_bytes(body, REFUSED_BODY_READ);
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drained).await;
-            refused(&gate, error)
+            crate::adapters::http::unread::after_reading(body, refused(&gate, error)).await
         }
     }
 }
-
-/// The most of a refused request's body read before the refusal is sent.
-const REFUSED_BODY_READ: usize = 1 << 20;
 
 fn refused(gate: &Gate, error: AuthError) -> axum::response::Response {
     crate::adapters::http::refusal(error, gate.resource_metadata.as_deref())

@@ -1,0 +1,103 @@
+//! A request answered before its body is read still gets its answer: a client sending a
+//! large body with a wrong token, the wrong media type, too much, or to a route that is not
+//! there sees the error that says what to fix, not a connection reset under it (as these
+//! requests got before: the server answered, then closed with the body unread).
+
+use axum::Router;
+use axum::http::request::Parts;
+use toolgate::http::{AuthError, HttpOptions, router};
+use toolgate::mcp::{McpHttpOptions, http_service_with};
+use toolgate::{Caller, Registry};
+
+fn authenticate(parts: &Parts) -> Result<Caller, AuthError> {
+    match parts.headers.get("authorization").map(|v| v.as_bytes()) {
+        Some(b"Bearer good") => Ok(Caller::new("dr-lee", "staff")),
+        _ => Err(AuthError::unauthenticated("unknown token")),
+    }
+}
+
+fn registry() -> Registry {
+    Registry::builder()
+        .roles(["public", "staff"])
+        .linked_tools(false)
+        .build()
+        .unwrap()
+}
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{address}")
+}
+
+/// A JSON body of about `size` bytes.
+fn body_of(size: usize) -> String {
+    format!("{{\"calls\": [], \"pad\": \"{}\"}}", "x".repeat(size))
+}
+
+/// Sends each request as a client on a slow link would: its head and the first 64 KiB of
+/// its body, a pause (by which the answer has been made), then the rest. What did not come
+/// back with its status, as the client saw it.
+async fn unanswered(base: &str, cases: &[(&str, &str, &str, &str, usize, u16)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for &(method, path, token, media_type, size, expected) in cases {
+        let body = body_of(size);
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {token}\r\n\
+             content-type: {media_type}\r\naccept: application/json, text/event-stream\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        match status_seen(base, head, body.as_bytes()).await {
+            Ok(status) if status == expected => {}
+            Ok(status) => failures.push(format!("{method} {path}: {status}")),
+            Err(error) => failures.push(format!("{method} {path}: {error}")),
+        }
+    }
+    failures
+}
+
+async fn status_seen(base: &str, head: String, body: &[u8]) -> std::io::Result<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(base.trim_start_matches("http://")).await?;
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(&body[..64 * 1024]).await?;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // As HTTP clients do (hyper's, reqwest's), a body that cannot be sent fails the
+    // request: the answer waiting unread is never seen.
+    stream.write_all(&body[64 * 1024..]).await?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await?;
+    let answer = String::from_utf8_lossy(&answer);
+    let status = answer.split(' ').nth(1).and_then(|code| code.parse().ok());
+    status.ok_or_else(|| std::io::Error::other(format!("no status in {answer:?}")))
+}
+
+const JSON: &str = "application/json";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_router_answers_what_it_refuses_before_reading() {
+    let base = serve(router(registry(), authenticate, HttpOptions::default())).await;
+    let big = 900 * 1024;
+    let cases = [
+        ("POST", "/tools/call", "stolen", JSON, big, 401),
+        ("POST", "/approvals/approve", "stolen", JSON, big, 401),
+        ("POST", "/tools/call", "good", "text/plain", big, 415),
+        // Over the 1 MiB limit: up to 1 MiB past it is read before the answer.
+        ("POST", "/tools/call", "good", JSON, 1900 * 1024, 413),
+        ("POST", "/no/such/route", "good", JSON, big, 404),
+        ("POST", "/tools", "good", JSON, big, 405),
+    ];
+    let failures = unanswered(&base, &cases).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_endpoint_answers_a_refused_token_before_reading() {
+    let service = http_service_with(registry(), authenticate, McpHttpOptions::default());
+    let base = serve(Router::new().nest_service("/mcp", service)).await;
+    let cases = [("POST", "/mcp", "stolen", JSON, 900 * 1024, 401)];
+    let failures = unanswered(&base, &cases).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
