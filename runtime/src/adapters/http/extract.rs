@@ -90,8 +90,7 @@ pub(crate) fn not_json() -> ApiError {
 /// [`unread`](super::unread)). The limit is applied here rather than by a `DefaultBodyLimit`
 /// layer: a layer wraps every route in one more service, cloned per request.
 pub(crate) async fn read_within(mut body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    let read = Limited::new(&mut body, limit).collect().await;
-    match read {
+    match Limited::new(&mut body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(error) => {
             discard_rest(body).await;
@@ -122,13 +121,17 @@ pub(crate) fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> b
         || (is(essence.get(.."application/".len()), "application/") && is(suffix, "+json"))
 }
 
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("the body is over the limit of {limit} bytes"),
+    )
+}
+
 fn unreadable(error: &(dyn std::error::Error + 'static), limit: usize) -> ApiError {
     if over_the_limit(error) {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the body is over the limit of {limit} bytes"),
-        )
+        too_large(limit)
     } else {
         ApiError::new(
             StatusCode::BAD_REQUEST,

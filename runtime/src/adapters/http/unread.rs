@@ -4,6 +4,7 @@
 //! body is too large"). So what is left of the body is read first, a bounded amount for a
 //! bounded time, and then the answer is sent.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,14 +16,26 @@ const MOST: usize = 1 << 20;
 /// The longest wait for it: a client that stops sending does not hold the answer up.
 const LONGEST: Duration = Duration::from_secs(2);
 
-/// `answer`, once what is left of `body` has been read (within the bounds above).
-pub(crate) async fn after_reading(body: Body, answer: Response) -> Response {
-    discard_rest(body).await;
-    answer
+/// `answer`, once what is left of `body` has been read (within the bounds above). Boxed,
+/// as [`discard_rest`] is.
+pub(crate) fn after_reading(body: Body, answer: Response) -> Refusing<Response> {
+    Box::pin(async move {
+        discard(body).await;
+        answer
+    })
 }
 
-/// Reads what is left of `body` (within the bounds above) and drops it.
-pub(crate) async fn discard_rest(mut body: Body) {
+/// Reads what is left of `body` (within the bounds above) and drops it. Boxed: a refusal is
+/// the rare path, and its timer would otherwise enlarge the future of every request whose
+/// handler might refuse (allocated, and moved, per request).
+pub(crate) fn discard_rest(body: Body) -> Refusing<()> {
+    Box::pin(discard(body))
+}
+
+/// The future of a refusal that reads the body first.
+pub(crate) type Refusing<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+async fn discard(mut body: Body) {
     let reading = async {
         let mut read = 0;
         while read < MOST {
