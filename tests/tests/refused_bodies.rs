@@ -5,7 +5,9 @@
 
 use axum::Router;
 use axum::http::request::Parts;
-use toolgate::http::{AuthError, HttpOptions, router};
+use toolgate::agent::Agent;
+use toolgate::agent::models::OpenAiChat;
+use toolgate::http::{AuthError, HttpOptions, agent_router, router};
 use toolgate::mcp::{McpHttpOptions, http_service_with};
 use toolgate::{Caller, Registry};
 
@@ -88,6 +90,22 @@ async fn the_http_router_answers_what_it_refuses_before_reading() {
         ("POST", "/tools/call", "good", JSON, 1900 * 1024, 413),
         ("POST", "/no/such/route", "good", JSON, big, 404),
         ("POST", "/tools", "good", JSON, big, 405),
+    ];
+    let failures = unanswered(&base, &cases).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_routes_answer_what_they_refuse_before_reading() {
+    // The model is never asked: every request here is refused before a run starts.
+    let model = OpenAiChat::new("http://127.0.0.1:9/v1", "unused");
+    let agent = Agent::builder(registry(), model).build();
+    let base = serve(agent_router(agent, authenticate, HttpOptions::default())).await;
+    let big = 900 * 1024;
+    let cases = [
+        ("POST", "/chat", "stolen", JSON, big, 401),
+        ("POST", "/chat/run-1/resume", "stolen", JSON, big, 401),
+        ("POST", "/chat", "good", "text/plain", big, 415),
     ];
     let failures = unanswered(&base, &cases).await;
     assert!(failures.is_empty(), "{failures:#?}");
