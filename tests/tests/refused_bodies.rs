@@ -39,8 +39,8 @@ fn body_of(size: usize) -> String {
 }
 
 /// Sends each request as a client on a slow link would: its head and the first 64 KiB of
-/// its body, a pause (by which the answer has been made), then the rest. What did not come
-/// back with its status, as the client saw it.
+/// its body, a pause (a server that does not wait for the rest has answered by then), then
+/// the rest. What did not come back with its status, as the client saw it.
 async fn unanswered(base: &str, cases: &[(&str, &str, &str, &str, usize, u16)]) -> Vec<String> {
     let mut failures = Vec::new();
     for &(method, path, token, media_type, size, expected) in cases {
