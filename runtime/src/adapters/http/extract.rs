@@ -58,7 +58,7 @@ impl FromRequest<Arc<Shared>> for CallerAndBody {
 
 /// The caller as `identified`, and the body if it is declared `json` and within `limit`:
 /// each refused with its own error, in that order, the body read before any refusal.
-pub(crate) async fn admit(
+async fn admit(
     identified: AuthFuture,
     json: bool,
     body: Body,

@@ -50,7 +50,7 @@ where
         let json = declares_json(parts.headers.get(CONTENT_TYPE));
         drop(parts);
         Box::pin(async move {
-            // `extract::admit`'s steps, written out: its future nested in this one cost
+            // The steps of `extract::admit`, written out: its future nested in this one cost
             // about 90 instructions a request (`http_instructions`).
             let caller = match identified.await {
                 Ok(caller) => caller,
