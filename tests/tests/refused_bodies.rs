@@ -7,6 +7,7 @@ use axum::Router;
 use axum::http::request::Parts;
 use toolgate::agent::Agent;
 use toolgate::agent::models::OpenAiChat;
+use toolgate::devices::{Device, DeviceHub};
 use toolgate::http::{AuthError, HttpOptions, agent_router, router};
 use toolgate::mcp::{McpHttpOptions, http_service_with};
 use toolgate::{Caller, Registry};
@@ -19,11 +20,13 @@ fn authenticate(parts: &Parts) -> Result<Caller, AuthError> {
 }
 
 fn registry() -> Registry {
+    builder().build().unwrap()
+}
+
+fn builder() -> toolgate::RegistryBuilder {
     Registry::builder()
         .roles(["public", "staff"])
         .linked_tools(false)
-        .build()
-        .unwrap()
 }
 
 async fn serve(app: Router) -> String {
@@ -112,10 +115,47 @@ async fn the_chat_routes_answer_what_they_refuse_before_reading() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_mcp_endpoint_answers_a_refused_token_before_reading() {
+async fn the_mcp_endpoint_answers_what_it_refuses_before_reading() {
     let service = http_service_with(registry(), authenticate, McpHttpOptions::default());
     let base = serve(Router::new().nest_service("/mcp", service)).await;
-    let cases = [("POST", "/mcp", "stolen", JSON, 900 * 1024, 401)];
+    let big = 900 * 1024;
+    // The token is ours to refuse; the media type and the method, the MCP layer's (rmcp).
+    let cases = [
+        ("POST", "/mcp", "stolen", JSON, big, 401),
+        ("POST", "/mcp", "good", "text/plain", big, 415),
+        ("PUT", "/mcp", "good", JSON, big, 405),
+    ];
+    let failures = unanswered(&base, &cases).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_endpoint_answers_a_host_it_does_not_serve_before_reading() {
+    // A server behind a proxy whose `Host` it was not told of: the MCP layer refuses it.
+    let options = McpHttpOptions {
+        allowed_hosts: vec!["tools.example.com".into()],
+        ..McpHttpOptions::default()
+    };
+    let service = http_service_with(registry(), authenticate, options);
+    let base = serve(Router::new().nest_service("/mcp", service)).await;
+    let cases = [("POST", "/mcp", "good", JSON, 900 * 1024, 403)];
+    let failures = unanswered(&base, &cases).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_revoke_answers_once_the_body_it_does_not_take_is_in() {
+    let hub = DeviceHub::new([Device::new("laptop")
+        .token("laptop-token-0123456789")
+        .permission("staff")]);
+    let registry = hub.attach(builder()).build().unwrap();
+    let base = serve(hub.router(registry, authenticate).unwrap()).await;
+    let big = 900 * 1024;
+    // Refused, and done (dr-lee is of the highest role): both answered after the body.
+    let cases = [
+        ("POST", "/devices/laptop/revoke", "stolen", JSON, big, 401),
+        ("POST", "/devices/laptop/revoke", "good", JSON, big, 200),
+    ];
     let failures = unanswered(&base, &cases).await;
     assert!(failures.is_empty(), "{failures:#?}");
 }

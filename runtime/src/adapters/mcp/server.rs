@@ -391,7 +391,8 @@ struct Gate {
     resource_metadata: Option<String>,
 }
 
-/// Authenticates the request; keeps the caller in its extensions for the MCP handlers.
+/// Authenticates the request; keeps the caller in its extensions for the MCP handlers. An
+/// answer sent with the body unread (a refusal, ours or rmcp's) waits until it is read.
 async fn authenticate_first(
     axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
     request: axum::extract::Request,
@@ -401,8 +402,11 @@ async fn authenticate_first(
     match gate.auth.authenticate(&parts).await {
         Ok(caller) => {
             parts.extensions.insert(caller);
-            next.run(axum::extract::Request::from_parts(parts, body))
-                .await
+            let (body, unread) = crate::adapters::http::unread::watched(body);
+            let answer = next
+                .run(axum::extract::Request::from_parts(parts, body))
+                .await;
+            unread.read_before(answer).await
         }
         Err(error) => {
             crate::adapters::http::unread::after_reading(body, refused(&gate, error)).await
