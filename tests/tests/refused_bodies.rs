@@ -45,13 +45,22 @@ fn body_of(size: usize) -> String {
 /// its body, a pause (a server that does not wait for the rest has answered by then), then
 /// the rest. What did not come back with its status, as the client saw it.
 async fn unanswered(base: &str, cases: &[(&str, &str, &str, &str, usize, u16)]) -> Vec<String> {
+    unanswered_with(base, "", cases).await
+}
+
+/// [`unanswered`], each request also sending `headers` (whole lines, each ending `\r\n`).
+async fn unanswered_with(
+    base: &str,
+    headers: &str,
+    cases: &[(&str, &str, &str, &str, usize, u16)],
+) -> Vec<String> {
     let mut failures = Vec::new();
     for &(method, path, token, media_type, size, expected) in cases {
         let body = body_of(size);
         let head = format!(
             "{method} {path} HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {token}\r\n\
              content-type: {media_type}\r\naccept: application/json, text/event-stream\r\n\
-             content-length: {}\r\nconnection: close\r\n\r\n",
+             content-length: {}\r\nconnection: close\r\n{headers}\r\n",
             body.len()
         );
         match status_seen(base, head, body.as_bytes()).await {
@@ -130,17 +139,25 @@ async fn the_mcp_endpoint_answers_what_it_refuses_before_reading() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_mcp_endpoint_answers_a_host_it_does_not_serve_before_reading() {
-    // A server behind a proxy whose `Host` it was not told of: the MCP layer refuses it.
-    let options = McpHttpOptions {
+async fn the_mcp_endpoint_answers_a_host_or_origin_it_does_not_allow_before_reading() {
+    // A server behind a proxy whose `Host` it was not told of, and a browser page elsewhere:
+    // the MCP layer refuses both.
+    let behind_a_proxy = McpHttpOptions {
         allowed_hosts: vec!["tools.example.com".into()],
         ..McpHttpOptions::default()
     };
-    let service = http_service_with(registry(), authenticate, options);
-    let base = serve(Router::new().nest_service("/mcp", service)).await;
-    let cases = [("POST", "/mcp", "good", JSON, 900 * 1024, 403)];
-    let failures = unanswered(&base, &cases).await;
-    assert!(failures.is_empty(), "{failures:#?}");
+    let for_one_page = McpHttpOptions {
+        allowed_origins: vec!["https://app.example.com".into()],
+        ..McpHttpOptions::default()
+    };
+    let origin = "origin: https://elsewhere.example.com\r\n";
+    for (options, headers) in [(behind_a_proxy, ""), (for_one_page, origin)] {
+        let service = http_service_with(registry(), authenticate, options);
+        let base = serve(Router::new().nest_service("/mcp", service)).await;
+        let cases = [("POST", "/mcp", "good", JSON, 900 * 1024, 403)];
+        let failures = unanswered_with(&base, headers, &cases).await;
+        assert!(failures.is_empty(), "{headers:?}: {failures:#?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -171,19 +171,17 @@ impl Pooling {
             .into_iter()
             .filter(|mode| settings.get(*mode) == Some(&serde_json::Value::Bool(true)))
             .collect();
-        match chosen.as_slice() {
-            ["pooling_mode_mean_tokens"] => Ok(Pooling::Mean),
-            ["pooling_mode_cls_token"] => Ok(Pooling::FirstToken),
-            _ => Err(EmbedError(format!(
-                "{} sets {}; MiniLm pools by one of `pooling_mode_mean_tokens` or \
-                 `pooling_mode_cls_token` (set it alone to true)",
-                path.display(),
-                match chosen.as_slice() {
-                    [] => "no pooling mode to true".to_owned(),
-                    modes => format!("`{}` to true", modes.join("` and `")),
-                }
-            ))),
-        }
+        let set = match chosen.as_slice() {
+            ["pooling_mode_mean_tokens"] => return Ok(Pooling::Mean),
+            ["pooling_mode_cls_token"] => return Ok(Pooling::FirstToken),
+            [] => "no pooling mode to true".to_owned(),
+            modes => format!("`{}` to true", modes.join("` and `")),
+        };
+        Err(EmbedError(format!(
+            "{} sets {set}; MiniLm pools by one of `pooling_mode_mean_tokens` or \
+             `pooling_mode_cls_token` (set it alone to true)",
+            path.display()
+        )))
     }
 }
 

@@ -121,17 +121,13 @@ pub(crate) fn declares_json(content_type: Option<&axum::http::HeaderValue>) -> b
         || (is(essence.get(.."application/".len()), "application/") && is(suffix, "+json"))
 }
 
-fn too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "body_too_large",
-        format!("the body is over the limit of {limit} bytes"),
-    )
-}
-
 fn unreadable(error: &(dyn std::error::Error + 'static), limit: usize) -> ApiError {
     if over_the_limit(error) {
-        too_large(limit)
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body is over the limit of {limit} bytes"),
+        )
     } else {
         ApiError::new(
             StatusCode::BAD_REQUEST,
